@@ -1,0 +1,86 @@
+"""Task runner: `nox -s tests`, `lint`, `typecheck`, `bench`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.error_on_missing_interpreters = False
+
+PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+
+
+def _found(versions: list[str]) -> list[str]:
+    """Every interpreter of `versions` on PATH: a missing one is skipped, not failed."""
+    return [version for version in versions if shutil.which(f"python{version}")]
+
+
+@nox.session(python=_found(PYTHONS) or None)
+def tests(session: nox.Session) -> None:
+    """The test suite, on every supported Python found on this machine."""
+    session.install("-e", ".[test]")
+    # Exit 5 is pytest finding no test: reported by pytest itself, not a failure here.
+    session.run("pytest", *session.posargs, success_codes=[0, 5])
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff lint and format check over the whole tree."""
+    session.install("ruff>=0.8")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the package, the tests and this file."""
+    session.install("-e", ".[test]", "mypy>=1.13", "nox")
+    session.run("mypy")
+
+
+@nox.session
+def setup_from_source(session: nox.Session) -> None:
+    """Install this checkout with `kinetis-docs setup` (add `-- codex` for Codex).
+
+    Builds a wheelhouse of the checkout and its dependencies, then runs setup with pip
+    pointed at it alone (`PIP_FIND_LINKS`, `PIP_NO_INDEX`), so the install is exactly this
+    checkout. It registers with your real client, under your real HOME.
+    """
+    wheelhouse = Path(session.create_tmp()) / "wheelhouse"
+    shutil.rmtree(wheelhouse, ignore_errors=True)
+    session.run("python", "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(wheelhouse), ".")
+    local = {"PIP_FIND_LINKS": str(wheelhouse), "PIP_NO_INDEX": "1"}
+    session.install("kinetis-mcp-docs", env=local)
+    session.run("kinetis-docs", "setup", *session.posargs, env=local)
+
+
+@nox.session
+def clients(session: nox.Session) -> None:
+    """Setup against the real Claude Code and Codex CLIs, installed from npm (optional).
+
+    The CLIs go into a temporary directory; each test gives them a throwaway HOME and
+    CODEX_HOME, a local wheelhouse and a local documentation origin.
+    """
+    session.install("-e", ".[test]")
+    prefix = Path(session.create_tmp()) / "clients"
+    session.run(
+        "npm",
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        str(prefix),
+        "@anthropic-ai/claude-code",
+        "@openai/codex",
+        external=True,
+    )
+    session.run(
+        "pytest",
+        "tests/installer/test_real_clients.py",
+        *session.posargs,
+        env={"KINETIS_TEST_CLIENTS_BIN": str(prefix / "node_modules" / ".bin")},
+    )

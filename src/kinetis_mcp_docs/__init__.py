@@ -1,0 +1,3 @@
+"""Read the current Kinetis documentation from a coding agent, over MCP."""
+
+__version__ = "1.0.0"

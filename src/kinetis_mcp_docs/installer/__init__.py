@@ -1,0 +1,1 @@
+"""Install, register and update the server; `python -m kinetis_mcp_docs.installer.start` is the spawn entry."""

@@ -1,0 +1,75 @@
+"""Where everything lives inside an install directory.
+
+One layout serves `setup` and the spawn-time updater, so that both agree on every path:
+
+    DIR/.kinetis-mcp-docs     marker: proves the directory is ours
+    DIR/.update.lock          the exclusive update lock (an flock, released by the kernel)
+    DIR/.last-update-check    seconds since the epoch of the last successful install or update
+    DIR/requirements.txt      the requirement every install and update resolves
+    DIR/envs/<name>/          complete virtual environments, never modified once built
+    DIR/current -> envs/<name>   the environment that serves; replaced by one rename
+    DIR/previous -> envs/<name>  the one before it, kept for a rollback
+
+The registered command runs `DIR/current/bin/python`, so switching `current` is the
+whole update and a spawn never sees a half-built environment.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+MARKER_NAME = ".kinetis-mcp-docs"
+MARKER_CONTENT = "kinetis-mcp-docs install directory\n"
+REQUIREMENT = "kinetis-mcp-docs>=1.0,<2"
+DIR_ENVIRONMENT_VARIABLE = "KINETIS_MCP_DOCS_DIR"
+START_MODULE = "kinetis_mcp_docs.installer.start"
+SERVER_MODULE = "kinetis_mcp_docs.server"
+
+
+@dataclass(frozen=True)
+class InstallLayout:
+    """The paths of one install directory."""
+
+    root: Path
+
+    @property
+    def marker(self) -> Path:
+        return self.root / MARKER_NAME
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".update.lock"
+
+    @property
+    def last_update_check(self) -> Path:
+        return self.root / ".last-update-check"
+
+    @property
+    def requirements(self) -> Path:
+        return self.root / "requirements.txt"
+
+    @property
+    def envs(self) -> Path:
+        return self.root / "envs"
+
+    @property
+    def current(self) -> Path:
+        return self.root / "current"
+
+    @property
+    def previous(self) -> Path:
+        return self.root / "previous"
+
+    def python(self, environment: Path) -> Path:
+        """The interpreter of one environment (a POSIX virtual environment)."""
+        return environment / "bin" / "python"
+
+    def start_argv(self) -> list[str]:
+        """The exact command registered with a client: absolute, no shell, no PATH lookup.
+
+        `-I` keeps a user's PYTHONPATH, PYTHONHOME and user site-packages out of the
+        owned environment.
+        """
+        return [os.fspath(self.python(self.current)), "-I", "-m", START_MODULE]

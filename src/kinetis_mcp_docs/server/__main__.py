@@ -1,0 +1,10 @@
+"""`python -m kinetis_mcp_docs.server`: the stdio server, importing no click."""
+
+from __future__ import annotations
+
+import sys
+
+from .stdio import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Page window and page search: pure functions over a page's text.
+
+A line is everything up to and including a `\\n`, so CRLF, blank lines and a missing
+final newline all survive, and successive windows concatenate to the page byte for byte.
+"""
+
+from __future__ import annotations
+
+MAX_WINDOW_BYTES = 32_768
+MAX_LINE_COUNT = 200
+MAX_MATCHES = 50
+
+
+def line_offset(text: str, line: int) -> int | None:
+    """Where line `line` (from 1) starts, or None when the page has no such line."""
+    if line - 1 > text.count("\n"):
+        return None
+    offset = 0
+    for _ in range(line - 1):
+        offset = text.index("\n", offset) + 1
+    return offset if offset < len(text) else None
+
+
+def _utf8_size(piece: str) -> int:
+    return len(piece) if piece.isascii() else len(piece.encode("utf-8"))
+
+
+class Window:
+    """A run of whole lines: `start_line`..`end_line`, and whether the page goes on."""
+
+    __slots__ = ("content", "end_line", "has_more", "start_line")
+
+    def __init__(self, start_line: int, end_line: int, content: str, *, has_more: bool) -> None:
+        self.start_line = start_line
+        self.end_line = end_line
+        self.content = content
+        self.has_more = has_more
+
+
+def read_window(
+    text: str, start_line: int, line_count: int, *, max_bytes: int = MAX_WINDOW_BYTES
+) -> Window | None:
+    """Up to `line_count` lines from `start_line`, within `max_bytes` of UTF-8.
+
+    The first line is returned whole whatever its size, so a caller always has a line
+    to continue from; after it, a line that would pass `max_bytes` ends the window.
+    None means `start_line` is past the last line.
+    """
+    start = line_offset(text, start_line)
+    if start is None:
+        return None
+    end = start
+    used = 0
+    taken = 0
+    while taken < line_count and end < len(text):
+        newline = text.find("\n", end)
+        line_end = len(text) if newline < 0 else newline + 1
+        size = _utf8_size(text[end:line_end])
+        if taken and used + size > max_bytes:
+            break
+        used += size
+        taken += 1
+        end = line_end
+    return Window(start_line, start_line + taken - 1, text[start:end], has_more=end < len(text))
+
+
+class Match:
+    """One matching line: its number and its content without the terminator."""
+
+    __slots__ = ("content", "line")
+
+    def __init__(self, line: int, content: str) -> None:
+        self.line = line
+        self.content = content
+
+
+class SearchResult:
+    __slots__ = ("has_more", "matches")
+
+    def __init__(self, matches: list[Match], *, has_more: bool) -> None:
+        self.matches = matches
+        self.has_more = has_more
+
+
+def search_lines(
+    text: str, query: str, start_line: int, *, max_matches: int = MAX_MATCHES
+) -> SearchResult | None:
+    """The lines from `start_line` on whose content contains `query`, literally.
+
+    Content is a line without its `\\n` or `\\r\\n`, so a query holding a line break
+    matches nothing. None means `start_line` is past the last line.
+    """
+    offset = line_offset(text, start_line)
+    if offset is None:
+        return None
+    matches: list[Match] = []
+    if "\n" in query:
+        return SearchResult(matches, has_more=False)
+    line = start_line
+    line_start = offset  # start of the line numbered `line`
+    position = offset
+    while True:
+        found = text.find(query, position)
+        if found < 0:
+            return SearchResult(matches, has_more=False)
+        crossed = text.count("\n", line_start, found)
+        if crossed:
+            line += crossed
+            line_start = text.rindex("\n", line_start, found) + 1
+        newline = text.find("\n", found)
+        content_end = len(text) if newline < 0 else newline
+        if newline > line_start and text[newline - 1] == "\r":
+            content_end = newline - 1
+        if found + len(query) > content_end:
+            # The hit runs into the `\r` of a `\r\n`: not part of the line's content.
+            position = found + 1
+            continue
+        if len(matches) == max_matches:
+            return SearchResult(matches, has_more=True)
+        matches.append(Match(line, text[line_start:content_end]))
+        if newline < 0:
+            return SearchResult(matches, has_more=False)
+        position = line_start = newline + 1
+        line += 1

@@ -1,0 +1,118 @@
+"""Turn frames into answers: the one place where exceptions become error codes.
+
+Cheap methods run on the reading thread, in arrival order. Methods marked blocking
+(those that reach the network) run on their own threads, at most `max_in_flight` at a
+time, so a `ping` is answered while a slow read is in flight; their answers may
+complete out of order, each written whole.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
+from .framing import FrameWriteError, FrameWriter, Oversized
+from .jsonrpc import ABSENT, EnvelopeError, Request, error_message, parse, result_message
+
+Handler = Callable[[dict[str, object]], object]
+
+
+class Method:
+    """One entry of a method table."""
+
+    __slots__ = ("blocking", "handler")
+
+    def __init__(self, handler: Handler, *, blocking: bool = False) -> None:
+        self.handler = handler
+        self.blocking = blocking
+
+
+MethodLookup = Callable[[str], "Method | None"]
+
+MAX_IN_FLIGHT = 32
+
+
+class Dispatcher:
+    """Answers frames through a method table, writing each answer whole."""
+
+    def __init__(
+        self,
+        lookup: MethodLookup,
+        writer: FrameWriter,
+        on_fatal: Callable[[str], None],
+        *,
+        max_in_flight: int = MAX_IN_FLIGHT,
+    ) -> None:
+        self._lookup = lookup
+        self._writer = writer
+        self._on_fatal = on_fatal
+        self._max_in_flight = max_in_flight
+        self._slots = threading.BoundedSemaphore(max_in_flight)
+
+    def receive(self, frame: bytes | Oversized) -> None:
+        if isinstance(frame, Oversized):
+            error = RpcError(INVALID_REQUEST, "Message exceeds the 2 MiB frame limit.")
+            self._send(error_message(None, error))
+            return
+        if not frame:
+            return  # A blank line carries no message; answering it could desync a client.
+        try:
+            message = parse(frame)
+        except EnvelopeError as rejected:
+            self._send(error_message(rejected.id, rejected.error))
+            return
+        if not isinstance(message, Request):
+            return
+        method = self._lookup(message.method)
+        if method is None:
+            error = RpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
+            self._send(error_message(message.id, error))
+            return
+        if message.params is ABSENT:
+            params: dict[str, object] = {}
+        elif isinstance(message.params, dict):
+            params = message.params
+        else:
+            error = RpcError(INVALID_PARAMS, "Invalid params: params must be an object.")
+            self._send(error_message(message.id, error))
+            return
+        if method.blocking:
+            self._slots.acquire()
+            worker = threading.Thread(
+                target=self._run_in_slot, args=(message, method, params), daemon=True
+            )
+            worker.start()
+        else:
+            self._run(message, method, params)
+
+    def drain(self) -> None:
+        """Wait until every request in flight has been answered."""
+        for _ in range(self._max_in_flight):
+            self._slots.acquire()
+        for _ in range(self._max_in_flight):
+            self._slots.release()
+
+    def _run_in_slot(self, request: Request, method: Method, params: dict[str, object]) -> None:
+        try:
+            self._run(request, method, params)
+        finally:
+            self._slots.release()
+
+    def _run(self, request: Request, method: Method, params: dict[str, object]) -> None:
+        try:
+            answer = result_message(request.id, method.handler(params))
+        except RpcError as error:
+            answer = error_message(request.id, error)
+        except Exception:  # noqa: BLE001 - a bug must cost one answer, not the session
+            traceback.print_exc(file=sys.stderr)
+            answer = error_message(request.id, RpcError(INTERNAL_ERROR, "Internal error"))
+        self._send(answer)
+
+    def _send(self, payload: bytes) -> None:
+        try:
+            self._writer.write(payload)
+        except FrameWriteError as error:
+            self._on_fatal(str(error))

@@ -1,0 +1,81 @@
+"""Fixtures shared by every test: the local HTTPS documentation origin and its proxy.
+
+See `tests.support.origin` for what the origin can be scripted to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trustme
+
+from tests.support.origin import (
+    ORIGIN_HOSTS,
+    DocsOrigin,
+    running_docs_origin,
+    tls_1_1_unavailable,
+)
+
+
+@pytest.fixture(scope="session")
+def docs_ca() -> trustme.CA:
+    """The certificate authority the test origin's certificate comes from."""
+    return trustme.CA()
+
+
+@pytest.fixture(scope="session")
+def docs_cert(docs_ca: trustme.CA) -> trustme.LeafCert:
+    """The origin's certificate: valid for `raw.githubusercontent.com` (and localhost)."""
+    return docs_ca.issue_cert(*ORIGIN_HOSTS)
+
+
+@pytest.fixture
+def docs_origin(
+    docs_ca: trustme.CA, docs_cert: trustme.LeafCert, tmp_path: Path
+) -> Iterator[DocsOrigin]:
+    """A running HTTPS origin for `raw.githubusercontent.com`, behind a CONNECT proxy.
+
+    Script it with `docs_origin.serve(path, body=...)`, `serve_page(slug, text)` or
+    `serve_docs()` (every page of this repository's `docs/`). Nothing reaches it until an
+    environment points there: `origin_env` for a subprocess, `origin_monkeypatch` for this
+    process. Stopped at teardown, every thread joined.
+    """
+    with running_docs_origin(docs_ca, docs_cert, tmp_path / "docs-origin") as origin:
+        yield origin
+
+
+@pytest.fixture
+def origin_env(docs_origin: DocsOrigin) -> dict[str, str]:
+    """An environment for a subprocess that fetches its pages from `docs_origin`.
+
+    This process's environment without its proxy and CA variables, plus `HTTPS_PROXY`
+    (the local proxy), `SSL_CERT_FILE` (the test CA) and `SSL_CERT_DIR` (an empty
+    directory). Pass it whole as the subprocess's `env`.
+    """
+    return docs_origin.environ()
+
+
+@pytest.fixture
+def origin_monkeypatch(docs_origin: DocsOrigin, monkeypatch: pytest.MonkeyPatch) -> DocsOrigin:
+    """`docs_origin`, with this process's environment pointed at it for the test."""
+    docs_origin.apply_environ(monkeypatch)
+    return docs_origin
+
+
+@pytest.fixture
+def tls_1_1_docs_origin(
+    docs_ca: trustme.CA, docs_cert: trustme.LeafCert, tmp_path: Path
+) -> Iterator[DocsOrigin]:
+    """Like `docs_origin`, but offering TLS 1.1 and nothing newer.
+
+    Skips the test when this Python's OpenSSL cannot offer TLS 1.1 at all. Not applied to
+    the environment: call `tls_1_1_docs_origin.apply_environ(monkeypatch)`.
+    """
+    reason = tls_1_1_unavailable(docs_ca, docs_cert)
+    if reason is not None:
+        pytest.skip(reason)
+    directory = tmp_path / "tls-1-1-origin"
+    with running_docs_origin(docs_ca, docs_cert, directory, tls_1_1_only=True) as origin:
+        yield origin

@@ -1,0 +1,288 @@
+"""Reading pages through a real server subprocess from a real local HTTPS origin.
+
+The server reaches the origin the way a user's server reaches GitHub behind a corporate
+proxy: `HTTPS_PROXY` names the proxy and `SSL_CERT_FILE` the trusted CA.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS
+from tests.server.conftest import SpawnServer
+from tests.support.origin import DocsOrigin, page_path
+from tests.support.stdio import ServerProcess, assert_only_frames
+
+INDEX = "kinetis://docs/index"
+
+
+@pytest.fixture
+def page_server(spawn_server: SpawnServer, origin_env: dict[str, str]) -> ServerProcess:
+    return spawn_server(env=origin_env)
+
+
+def _unreadable(server: ServerProcess, uri: str = INDEX) -> None:
+    response = server.request("resources/read", {"uri": uri})
+    assert response["error"] == {"code": INTERNAL_ERROR, "message": f'Could not read "{uri}".'}
+
+
+def test_resources_read_returns_the_live_page(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve_page("index", "# Index\r\nhé 😀\nno final newline")
+    result = page_server.request("resources/read", {"uri": INDEX})["result"]
+    assert result == {
+        "contents": [
+            {"uri": INDEX, "mimeType": "text/markdown", "text": "# Index\r\nhé 😀\nno final newline"}
+        ]
+    }
+    docs_origin.serve_page("index", "changed\n")
+    assert page_server.request("resources/read", {"uri": INDEX})["result"]["contents"][0][
+        "text"
+    ] == ("changed\n")
+
+
+def test_every_page_of_the_catalogue_is_served_from_docs(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve_docs()
+    for entry in page_server.request("resources/list")["result"]["resources"]:
+        contents = page_server.request("resources/read", {"uri": entry["uri"]})["result"]
+        assert contents["contents"][0]["text"].startswith("# ")
+
+
+@pytest.mark.parametrize(
+    ("route", "reason"),
+    [
+        ({"status": 404, "body": b"Not Found"}, "HTTP 404"),
+        ({"status": 500, "body": b"oops"}, "HTTP 500"),
+        ({"status": 302, "headers": {"Location": "https://example.com/x.md"}}, "redirect"),
+        ({"body": b"caf\xe9\n"}, "UTF-8"),
+        ({"generated_size": 4 * 1024 * 1024 + 1}, "4 MiB"),
+    ],
+)
+def test_a_page_that_cannot_be_read_is_an_internal_error_with_the_reason_on_stderr(
+    docs_origin: DocsOrigin,
+    page_server: ServerProcess,
+    route: dict[str, Any],
+    reason: str,
+) -> None:
+    docs_origin.serve(page_path("index"), **route)
+    _unreadable(page_server)
+    assert page_server.finish() == 0
+    assert reason in page_server.stderr
+    assert "https://raw.githubusercontent.com/kinetis-dev/kinetis/main/docs/index.md" in (
+        page_server.stderr
+    )
+
+
+def test_a_redirect_target_is_never_requested(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    target = page_path("setup")
+    docs_origin.serve(page_path("index"), status=301, headers={"Location": target})
+    docs_origin.serve_page("setup", "elsewhere\n")
+    _unreadable(page_server)
+    assert docs_origin.requests_for(target) == []
+
+
+def test_a_body_of_exactly_four_mebibytes_is_served(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    body = (b"x" * 1023 + b"\n") * 4096
+    docs_origin.serve(page_path("index"), body=body)
+    result = page_server.call_tool("kinetis_search_doc", {"uri": INDEX, "query": "xxx"})["result"]
+    assert result["structuredContent"]["hasMore"] is True
+    assert len(result["structuredContent"]["matches"]) == 50
+
+
+def test_a_two_hundred_mebibyte_body_is_abandoned_without_being_held(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve(page_path("index"), generated_size=200 * 1024 * 1024)
+    _unreadable(page_server)
+    record = docs_origin.wait_for_finished(page_path("index"))
+    assert record.body_bytes_sent < 64 * 1024 * 1024
+
+
+def test_an_origin_offering_only_tls_1_1_is_refused(
+    tls_1_1_docs_origin: DocsOrigin, spawn_server: SpawnServer
+) -> None:
+    tls_1_1_docs_origin.serve_page("index", "old\n")
+    server = spawn_server(env=tls_1_1_docs_origin.environ())
+    _unreadable(server)
+    assert server.finish() == 0
+    assert "TLS" in server.stderr
+
+
+def test_an_untrusted_certificate_is_refused(
+    docs_origin: DocsOrigin, spawn_server: SpawnServer, origin_env: dict[str, str]
+) -> None:
+    docs_origin.serve_page("index", "secret\n")
+    env = {**origin_env, "SSL_CERT_FILE": os.devnull}
+    server = spawn_server(env=env)
+    _unreadable(server)
+
+
+def test_a_stalled_body_is_an_internal_error_after_the_idle_timeout(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve(page_path("index"), body=b"x" * 1000, stall_after=10)
+    started = time.monotonic()
+    _unreadable(page_server)
+    assert 9 < time.monotonic() - started < 25
+
+
+def test_a_window_names_no_page_without_fetching(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    result = page_server.call_tool("kinetis_read_doc", {"uri": "kinetis://docs/zzz"})["result"]
+    assert result["structuredContent"] == {"status": "resource_unknown"}
+    response = page_server.call_tool("kinetis_read_doc", {"uri": INDEX, "lineCount": 0})
+    assert response["error"]["code"] == INVALID_PARAMS
+    response = page_server.request("resources/read", {"uri": "kinetis://docs/zzz"})
+    assert "error" in response
+    assert docs_origin.requests == []
+
+
+def test_successive_windows_through_the_server_rebuild_the_page_byte_for_byte(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    lines = [f"line {n} {'é' * (n % 7)}{'😀' * (n % 3)}" for n in range(3000)]
+    page = "\r\n".join(lines[:1000]) + "\n\n" + "\n".join(lines[1000:]) + "\n" + "w" * 40_000
+    docs_origin.serve_page("tools", page)
+    parts: list[str] = []
+    start = 1
+    while True:
+        document = page_server.call_tool(
+            "kinetis_read_doc", {"uri": "kinetis://docs/tools", "startLine": start}
+        )["result"]["structuredContent"]
+        parts.append(document["content"])
+        assert len(document["content"].encode()) <= 32_768 or document["startLine"] == (
+            document["endLine"]
+        )
+        if not document["hasMore"]:
+            break
+        start = document["endLine"] + 1
+    assert "".join(parts).encode() == page.encode()
+    past = page_server.call_tool(
+        "kinetis_read_doc", {"uri": "kinetis://docs/tools", "startLine": start + 1}
+    )["result"]
+    assert (past["isError"], past["structuredContent"]) == (True, {"status": "line_out_of_range"})
+    # One connection carried every read: reuse, with the page fetched again each time.
+    assert docs_origin.handshakes == 1
+    assert len(docs_origin.requests_for(page_path("tools"))) == len(parts) + 1
+
+
+def test_a_ping_is_answered_while_a_slow_read_is_in_flight(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve_page("setup", "fast\n")
+    docs_origin.serve(page_path("index"), body=b"slow\n", delay=3.0)
+    page_server.send(
+        {"jsonrpc": "2.0", "id": "slow", "method": "resources/read", "params": {"uri": INDEX}}
+    )
+    docs_origin.wait_for_received(page_path("index"))
+    page_server.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
+    page_server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "fast",
+            "method": "resources/read",
+            "params": {"uri": "kinetis://docs/setup"},
+        }
+    )
+    answered = [page_server.receive()["id"] for _ in range(3)]
+    assert answered == ["ping", "fast", "slow"]
+
+
+def test_concurrent_reads_are_answered_together_each_frame_whole(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve(page_path("index"), body=("é" * 30_000 + "\n").encode() * 40, delay=0.5)
+    for request_id in range(16):
+        page_server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": "kinetis_read_doc", "arguments": {"uri": INDEX}},
+            }
+        )
+    started = time.monotonic()
+    answers = [page_server.receive(timeout=30) for _ in range(16)]
+    elapsed = time.monotonic() - started
+    assert sorted(answer["id"] for answer in answers) == list(range(16))
+    assert all(answer["result"]["isError"] is False for answer in answers)
+    # Sixteen reads of half a second each, one after another, would take eight.
+    assert elapsed < 6
+    assert page_server.finish() == 0
+    assert_only_frames(page_server.lines)
+
+
+def test_end_of_input_lets_reads_in_flight_finish(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve(page_path("index"), body=b"late\n", delay=1.0)
+    page_server.send({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": INDEX}})
+    docs_origin.wait_for_received(page_path("index"))
+    assert page_server.finish() == 0
+    (frame,) = page_server.remaining_frames()
+    assert frame["result"]["contents"][0]["text"] == "late\n"
+
+
+STRAY_WRITER = """
+import os, subprocess, sys, warnings
+from kinetis_mcp_docs.server.stdio import reserve_stdout
+frames = reserve_stdout()
+print("a stray print")
+warnings.warn("a warning")
+subprocess.run([sys.executable, "-c", "print('a child writes to its stdout')"], check=True)
+os.system("echo a shell child")
+os.write(frames, b'{"jsonrpc":"2.0","id":1,"result":{}}\\n')
+"""
+
+
+def test_nothing_but_frames_reaches_stdout_whatever_else_writes_to_it() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", STRAY_WRITER], capture_output=True, timeout=30, check=True
+    )
+    assert completed.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+    for text in (b"a stray print", b"a warning", b"a child writes", b"a shell child"):
+        assert text in completed.stderr
+    assert json.loads(completed.stdout) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_the_frame_writer_is_shared_safely_between_threads() -> None:
+    # Many threads answering at once must never interleave bytes of two frames.
+    from kinetis_mcp_docs.server.protocol.framing import FrameWriter
+
+    read_end, write_end = os.pipe()
+    writer = FrameWriter(write_end)
+    payloads = [json.dumps({"n": n, "pad": "p" * 70_000}).encode() for n in range(32)]
+    received = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read_end, 1 << 16):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    writers = [threading.Thread(target=writer.write, args=(p,)) for p in payloads]
+    for thread in writers:
+        thread.start()
+    for thread in writers:
+        thread.join(timeout=30)
+    os.close(write_end)
+    reader.join(timeout=30)
+    os.close(read_end)
+    frames = bytes(received).split(b"\n")[:-1]
+    assert sorted(json.loads(frame)["n"] for frame in frames) == list(range(32))
