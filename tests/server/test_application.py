@@ -194,7 +194,7 @@ def test_a_query_is_measured_in_code_points(app: DocsApplication) -> None:
 def test_the_tools_are_listed_with_closed_schemas_and_read_only_annotations(
     app: DocsApplication,
 ) -> None:
-    tools = app.tools()
+    tools: list[dict[str, Any]] = app.tools()
     assert [tool["name"] for tool in tools] == ["kinetis_read_doc", "kinetis_search_doc"]
     for tool in tools:
         schema = tool["inputSchema"]

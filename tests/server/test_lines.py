@@ -213,7 +213,8 @@ def test_exactly_fifty_matches_have_no_more() -> None:
 
 def test_search_line_numbers_agree_with_windows() -> None:
     rng = random.Random(7)
-    lines = [rng.choice(["needle here\r\n", "hay\n", "\n", "ééé needle\n", "😀\n"]) for _ in range(500)]
+    shapes = ["needle here\r\n", "hay\n", "\n", "ééé needle\n", "😀\n"]
+    lines = [rng.choice(shapes) for _ in range(500)]
     text = "".join(lines)
     found = search_lines(text, "needle", 1)
     assert found is not None

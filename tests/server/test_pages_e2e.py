@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS
+from kinetis_mcp_docs.server.protocol.framing import FrameWriter
 from tests.server.conftest import SpawnServer
 from tests.support.origin import DocsOrigin, page_path
 from tests.support.stdio import ServerProcess, assert_only_frames
@@ -37,13 +38,10 @@ def _unreadable(server: ServerProcess, uri: str = INDEX) -> None:
 def test_resources_read_returns_the_live_page(
     docs_origin: DocsOrigin, page_server: ServerProcess
 ) -> None:
-    docs_origin.serve_page("index", "# Index\r\nhé 😀\nno final newline")
+    page = "# Index\r\nhé 😀\nno final newline"
+    docs_origin.serve_page("index", page)
     result = page_server.request("resources/read", {"uri": INDEX})["result"]
-    assert result == {
-        "contents": [
-            {"uri": INDEX, "mimeType": "text/markdown", "text": "# Index\r\nhé 😀\nno final newline"}
-        ]
-    }
+    assert result == {"contents": [{"uri": INDEX, "mimeType": "text/markdown", "text": page}]}
     docs_origin.serve_page("index", "changed\n")
     assert page_server.request("resources/read", {"uri": INDEX})["result"]["contents"][0][
         "text"
@@ -166,8 +164,9 @@ def test_successive_windows_through_the_server_rebuild_the_page_byte_for_byte(
             "kinetis_read_doc", {"uri": "kinetis://docs/tools", "startLine": start}
         )["result"]["structuredContent"]
         parts.append(document["content"])
-        assert len(document["content"].encode()) <= 32_768 or document["startLine"] == (
-            document["endLine"]
+        assert (
+            len(document["content"].encode()) <= 32_768
+            or document["startLine"] == (document["endLine"])
         )
         if not document["hasMore"]:
             break
@@ -232,7 +231,8 @@ def test_end_of_input_lets_reads_in_flight_finish(
     docs_origin: DocsOrigin, page_server: ServerProcess
 ) -> None:
     docs_origin.serve(page_path("index"), body=b"late\n", delay=1.0)
-    page_server.send({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": INDEX}})
+    read = {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": INDEX}}
+    page_server.send(read)
     docs_origin.wait_for_received(page_path("index"))
     assert page_server.finish() == 0
     (frame,) = page_server.remaining_frames()
@@ -263,8 +263,6 @@ def test_nothing_but_frames_reaches_stdout_whatever_else_writes_to_it() -> None:
 
 def test_the_frame_writer_is_shared_safely_between_threads() -> None:
     # Many threads answering at once must never interleave bytes of two frames.
-    from kinetis_mcp_docs.server.protocol.framing import FrameWriter
-
     read_end, write_end = os.pipe()
     writer = FrameWriter(write_end)
     payloads = [json.dumps({"n": n, "pad": "p" * 70_000}).encode() for n in range(32)]

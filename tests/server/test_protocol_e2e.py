@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from tests.support.stdio import (
     INITIALIZE_PARAMS,
     ServerProcess,
     assert_only_frames,
+    module_argv,
     serve_argv,
 )
 
@@ -320,7 +322,7 @@ def test_a_huge_line_is_skipped_without_being_buffered(server: ServerProcess) ->
 
 
 def _rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+    with Path(f"/proc/{pid}/status").open(encoding="ascii") as status:
         for line in status:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1])
@@ -363,8 +365,6 @@ def test_many_pipelined_requests_are_each_answered_once_in_order(server: ServerP
 
 
 def test_the_module_entry_point_serves_the_same_protocol(spawn_server: SpawnServer) -> None:
-    from tests.support.stdio import module_argv
-
     server = spawn_server(module_argv())
     assert server.request("initialize", INITIALIZE_PARAMS)["result"]["serverInfo"]["version"] == (
         __version__

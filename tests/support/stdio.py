@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -63,7 +64,8 @@ class ServerProcess:
 
     def _read_stderr(self) -> None:
         assert self.process.stderr is not None
-        for chunk in iter(lambda: self.process.stderr.read1(65536), b""):  # type: ignore[union-attr]
+        stderr = self.process.stderr
+        while chunk := stderr.read1(65536):  # type: ignore[attr-defined]
             self._stderr += chunk
 
     @property
@@ -139,10 +141,9 @@ class ServerProcess:
     def _close_streams(self) -> None:
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             if stream is not None and not stream.closed:
-                try:
+                # A server that is gone leaves nothing to flush to it.
+                with contextlib.suppress(BrokenPipeError):
                     stream.close()
-                except BrokenPipeError:
-                    pass  # the server is gone; nothing left to flush to it
 
 
 def assert_only_frames(lines: Sequence[bytes]) -> None:

@@ -1,1 +1,4 @@
-"""Install, register and update the server; `python -m kinetis_mcp_docs.installer.start` is the spawn entry."""
+"""Install, register and update the server.
+
+`python -m kinetis_mcp_docs.installer.start` is what a client spawns.
+"""

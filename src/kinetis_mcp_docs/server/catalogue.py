@@ -14,58 +14,85 @@ MIME_TYPE = "text/markdown"
 PAGES: tuple[tuple[str, str, str], ...] = (
     (
         "index",
-        "Kinetis docs: start here",
-        "What the Kinetis documentation server is, and a map of every page it serves.",
+        "Kinetis MCP Docs",
+        "What this server is, a map of every page with one line each, and where to start.",
     ),
     (
         "agent-workflow",
-        "How an agent reads these docs",
-        "Start here as an agent: find the page, search it for a term, read windows around it.",
+        "Agent workflow",
+        (
+            "Start here: how an agent finds, searches and reads these pages instead of "
+            "answering from memory."
+        ),
     ),
     (
         "setup",
-        "Installing for Claude Code or Codex",
-        "kinetis-docs setup: prerequisites, the install directory and its marker, registration.",
+        "Setup",
+        (
+            "Installing for Claude Code or Codex: what setup does, the install directory, "
+            "mirrors, re-running, uninstalling."
+        ),
     ),
     (
         "updates",
-        "Daily self-update on spawn",
-        "How the installed server updates itself: the daily check, the lock, atomic switches.",
+        "Updates",
+        (
+            "The daily, atomic update run at spawn: lock, throttle, deadline, failure "
+            "handling, forcing and rolling back."
+        ),
     ),
     (
         "server",
-        "The stdio server and page fetch",
-        "Running the server, the resource catalogue, fetch bounds, proxies and certificates.",
+        "Server",
+        (
+            "Running the server, the resource catalogue, how pages are fetched live, "
+            "proxies, failures and concurrency."
+        ),
     ),
     (
         "tools",
-        "kinetis_read_doc and kinetis_search_doc",
-        "Both tools in full: arguments, result documents, window and search rules, refusals.",
+        "Tools",
+        (
+            "kinetis_read_doc and kinetis_search_doc in full: arguments, results, window and "
+            "search rules, refusals."
+        ),
     ),
     (
         "protocol",
-        "MCP protocol details",
-        "MCP 2025-06-18 as this server speaks it: methods, error codes, framing, decisions.",
+        "Protocol",
+        (
+            "The MCP 2025-06-18 wire: methods, error codes, ids, notifications, framing, and "
+            "decisions the reference leaves open."
+        ),
     ),
     (
         "embedding",
-        "Embedding DocsApplication",
-        "Serving these resources and tools from another server's process with the Python API.",
+        "Embedding",
+        (
+            "Using DocsApplication inside another MCP server's process, with exception "
+            "mapping and a custom page source."
+        ),
     ),
     (
         "development",
-        "Working on kinetis-mcp-docs",
-        "Layout, nox sessions, the test seams, and how to add a page to the catalogue.",
+        "Development",
+        (
+            "Working on the project: source layout, nox sessions, CI, test seams, "
+            "conventions, and adding a page."
+        ),
     ),
     (
         "troubleshooting",
         "Troubleshooting",
-        "Symptoms, causes and fixes: refused directories, proxies, certificates, failed updates.",
+        (
+            "Symptom, cause and fix: refused directory, missing CLI or venv, proxies, CAs, "
+            "-32603 reads, updates, clients."
+        ),
     ),
     (
         "performance",
         "Performance",
-        "Benchmark results beside a server built on the official MCP Python SDK, and how to rerun.",
+        "Performance targets and the results of the benchmark session (nox -s bench).",
     ),
 )
 
