@@ -20,12 +20,30 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-MARKER_NAME = ".kinetis-mcp-docs"
-MARKER_CONTENT = "kinetis-mcp-docs install directory\n"
-REQUIREMENT = "kinetis-mcp-docs>=1.0,<2"
-DIR_ENVIRONMENT_VARIABLE = "KINETIS_MCP_DOCS_DIR"
-START_MODULE = "kinetis_mcp_docs.installer.start"
-SERVER_MODULE = "kinetis_mcp_docs.server"
+from .names import (
+    CURRENT_NAME,
+    DIR_ENVIRONMENT_VARIABLE,
+    ENVS_NAME,
+    LAST_CHECK_NAME,
+    LOCK_NAME,
+    MARKER_CONTENT,
+    MARKER_NAME,
+    PREVIOUS_NAME,
+    REQUIREMENT,
+    REQUIREMENTS_NAME,
+    SERVER_MODULE,
+    START_MODULE,
+)
+
+__all__ = [
+    "DIR_ENVIRONMENT_VARIABLE",
+    "MARKER_CONTENT",
+    "MARKER_NAME",
+    "REQUIREMENT",
+    "SERVER_MODULE",
+    "START_MODULE",
+    "InstallLayout",
+]
 
 
 @dataclass(frozen=True)
@@ -40,27 +58,27 @@ class InstallLayout:
 
     @property
     def lock(self) -> Path:
-        return self.root / ".update.lock"
+        return self.root / LOCK_NAME
 
     @property
     def last_update_check(self) -> Path:
-        return self.root / ".last-update-check"
+        return self.root / LAST_CHECK_NAME
 
     @property
     def requirements(self) -> Path:
-        return self.root / "requirements.txt"
+        return self.root / REQUIREMENTS_NAME
 
     @property
     def envs(self) -> Path:
-        return self.root / "envs"
+        return self.root / ENVS_NAME
 
     @property
     def current(self) -> Path:
-        return self.root / "current"
+        return self.root / CURRENT_NAME
 
     @property
     def previous(self) -> Path:
-        return self.root / "previous"
+        return self.root / PREVIOUS_NAME
 
     def python(self, environment: Path) -> Path:
         """The interpreter of one environment (a POSIX virtual environment)."""

@@ -1,0 +1,205 @@
+"""Which directory setup installs into, and whether it may write there.
+
+The directory is `KINETIS_MCP_DOCS_DIR`, or `~/.kinetis-mcp-docs` — the reference's default,
+kept on Linux and macOS, where a dot-directory in the home is the convention for a tool's
+own install (pipx, rustup, nvm do the same). Only Windows, which has a convention of its
+own for per-user application data, gets a platformdirs location.
+
+Ownership is the marker's content, never its name: the directory must be absent, empty,
+or carry `.kinetis-mcp-docs` as a regular file holding exactly the one line setup writes.
+Anything else is refused by `inspect_directory`, which only ever reads (`lstat`, never
+following the marker), so a mistyped path — a home directory, a checkout — is left
+exactly as it was.
+
+A failed first install leaves what was found: `roll_back` removes a directory setup
+created (and any parents it had to create) and re-empties a directory that was empty.
+An install over a directory already ours is never rolled back: its previous environment
+is still the one that serves.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import secrets
+import shutil
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_CONTENT, MARKER_NAME
+
+DEFAULT_DIRECTORY_NAME = ".kinetis-mcp-docs"
+_MARKER_BYTES = MARKER_CONTENT.encode()
+
+
+class Found(enum.Enum):
+    """What `inspect_directory` found at an acceptable path."""
+
+    ABSENT = "absent"
+    EMPTY = "empty"
+    OURS = "ours"
+
+
+def resolve_directory(environ: dict[str, str] | None = None) -> Path:
+    """The install directory as an absolute path: the variable, else the default.
+
+    An empty variable counts as unset, as `${VAR:-default}` would treat it. `~` is
+    expanded and a relative path made absolute, because the registered command must not
+    depend on the directory setup ran from.
+    """
+    source = os.environ if environ is None else environ
+    configured = source.get(DIR_ENVIRONMENT_VARIABLE, "")
+    if configured:
+        return Path(os.path.abspath(os.path.expanduser(configured)))  # noqa: PTH100, PTH111
+    if sys.platform == "win32":  # pragma: no cover - the installer targets POSIX
+        import platformdirs  # noqa: PLC0415 - only Windows needs it
+
+        return platformdirs.user_data_path("kinetis-mcp-docs", appauthor=False)
+    return Path.home() / DEFAULT_DIRECTORY_NAME
+
+
+def inspect_directory(root: Path) -> Found:
+    """Whether setup may install into `root`; raises `InstallerError` when it may not.
+
+    Reads only: nothing under `root` is created, changed or followed (the marker is
+    examined with `lstat`; a symlink is refused whatever it points at).
+    """
+    try:
+        root.lstat()
+    except FileNotFoundError:
+        return Found.ABSENT
+    except NotADirectoryError:
+        raise _refuse(root, "a part of that path is a file, not a directory") from None
+    except OSError as error:
+        raise _refuse(root, f"it cannot be examined ({error.strerror})") from None
+    try:
+        # A symlink to a directory is accepted as that directory, as a user who points
+        # the variable through a link would expect; a dangling one is refused.
+        mode = root.stat().st_mode
+    except OSError:
+        raise _refuse(root, "it is a symlink to nothing") from None
+    if not stat.S_ISDIR(mode):
+        raise _refuse(root, "it exists and is not a directory")
+    try:
+        entries = [entry.name for entry in root.iterdir()]
+    except OSError as error:
+        raise _refuse(root, f"it cannot be read ({error.strerror})") from None
+    if not entries:
+        return Found.EMPTY
+    if MARKER_NAME not in entries:
+        raise _refuse(
+            root,
+            f"it is not empty and has no {MARKER_NAME} marker, so it is not an install of "
+            "this tool",
+        )
+    _check_marker(root, root / MARKER_NAME)
+    return Found.OURS
+
+
+def _check_marker(root: Path, marker: Path) -> None:
+    try:
+        info = marker.lstat()
+    except OSError as error:
+        raise _refuse(root, f"its {MARKER_NAME} marker cannot be examined ({error})") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise _refuse(root, f"its {MARKER_NAME} is a symlink, not the marker this tool writes")
+    if not stat.S_ISREG(info.st_mode):
+        raise _refuse(root, f"its {MARKER_NAME} is not a regular file")
+    try:
+        with marker.open("rb") as file:
+            # The file read must be the one examined: a swap for a symlink in between
+            # shows as another inode.
+            opened = os.fstat(file.fileno())
+            content = file.read(len(_MARKER_BYTES) + 1)
+    except OSError as error:
+        raise _refuse(root, f"its {MARKER_NAME} marker cannot be read ({error})") from None
+    if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
+        raise _refuse(root, f"its {MARKER_NAME} changed while it was being examined")
+    if content != _MARKER_BYTES:
+        raise _refuse(root, f"its {MARKER_NAME} does not hold the marker this tool writes")
+
+
+def _refuse(root: Path, reason: str) -> InstallerError:
+    return InstallerError(
+        f"Refusing to install into {root}: {reason}. Nothing was changed there; set "
+        f"{DIR_ENVIRONMENT_VARIABLE} to an empty or new directory, or fix that path."
+    )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A directory setup has made its own, and how to undo that."""
+
+    root: Path
+    found: Found
+    created: Path | None  # the top-most directory setup created, when it created any
+
+    @property
+    def first_install(self) -> bool:
+        return self.found is not Found.OURS
+
+
+def claim_directory(root: Path, found: Found) -> Claim:
+    """Create `root` if needed and write the marker; `found` is `inspect_directory`'s answer."""
+    if found is Found.OURS:
+        return Claim(root, found, None)
+    created = None
+    try:
+        if found is Found.ABSENT:
+            top = _top_missing(root)
+            try:
+                root.mkdir(parents=True)
+            except FileExistsError:
+                # Someone else made it since it was inspected: not ours to write or remove.
+                raise InstallerError(
+                    f"{root} appeared while setup was running; run setup again."
+                ) from None
+            created = top
+        _write_marker(root / MARKER_NAME)
+    except OSError as error:
+        claim = Claim(root, found, created)
+        roll_back(claim)
+        raise InstallerError(
+            f"Could not create the install directory {root} ({error.strerror or error}). "
+            f"Choose a writable location with {DIR_ENVIRONMENT_VARIABLE}."
+        ) from error
+    return Claim(root, found, created)
+
+
+def _top_missing(root: Path) -> Path:
+    """The outermost ancestor of `root` (or `root` itself) that does not exist yet."""
+    top = root
+    for parent in root.parents:
+        if os.path.lexists(parent):
+            break
+        top = parent
+    return top
+
+
+def _write_marker(marker: Path) -> None:
+    # Written beside its target and renamed, so the marker is whole or absent.
+    temporary = marker.with_name(f"{marker.name}.tmp-{secrets.token_hex(4)}")
+    try:
+        with temporary.open("xb") as file:
+            file.write(_MARKER_BYTES)
+            file.flush()
+            os.fsync(file.fileno())
+        temporary.replace(marker)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def roll_back(claim: Claim) -> None:
+    """Return a first install's directory to what was found; an owned one is left alone."""
+    if claim.found is Found.ABSENT and claim.created is not None:
+        shutil.rmtree(claim.created, ignore_errors=True)
+    elif claim.found is Found.EMPTY:
+        for entry in claim.root.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)

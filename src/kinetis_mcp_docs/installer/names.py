@@ -1,0 +1,19 @@
+"""The fixed names of an install directory, as plain strings.
+
+Kept apart from `layout` because the spawn entry reads them on every client start and
+must import nothing more than it needs (see `start`).
+"""
+
+MARKER_NAME = ".kinetis-mcp-docs"
+MARKER_CONTENT = "kinetis-mcp-docs install directory\n"
+LOCK_NAME = ".update.lock"
+LAST_CHECK_NAME = ".last-update-check"
+REQUIREMENTS_NAME = "requirements.txt"
+ENVS_NAME = "envs"
+CURRENT_NAME = "current"
+PREVIOUS_NAME = "previous"
+
+REQUIREMENT = "kinetis-mcp-docs>=1.0,<2"
+DIR_ENVIRONMENT_VARIABLE = "KINETIS_MCP_DOCS_DIR"
+START_MODULE = "kinetis_mcp_docs.installer.start"
+SERVER_MODULE = "kinetis_mcp_docs.server"

@@ -1,0 +1,122 @@
+"""The one way the installer runs pip.
+
+An argv list, never a shell; `--no-input` so a credential prompt can never hang a client's
+spawn; `--disable-pip-version-check` so pip does no network of its own. pip's output goes
+to stderr, because the updater runs while stdout carries protocol frames. The environment
+keeps the user's pip configuration (`PIP_INDEX_URL`, `PIP_FIND_LINKS`, a private mirror's
+certificate, ...) — that is how a mirror is used — but drops the variables that would send
+the install somewhere other than the environment being built.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+
+from kinetis_mcp_docs.installer.errors import InstallerError
+
+# Variables that redirect an install away from the target environment, or load foreign
+# code into the interpreters involved. PIP_PYTHON would re-aim `--python` itself.
+SCRUBBED_VARIABLES = frozenset(
+    {
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PIP_TARGET",
+        "PIP_PREFIX",
+        "PIP_ROOT",
+        "PIP_USER",
+        "PIP_REQUIRE_VIRTUALENV",
+        "PIP_PYTHON",
+    }
+)
+
+
+def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of `environ` (default: this process's) without the redirecting variables."""
+    source = os.environ if environ is None else environ
+    return {key: value for key, value in source.items() if key not in SCRUBBED_VARIABLES}
+
+
+def stderr_fd() -> int:
+    """The descriptor children write their output to: ours for stderr, whatever wraps it."""
+    try:
+        sys.stderr.flush()
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
+
+
+def remaining(deadline: float | None) -> float | None:
+    """Seconds left before `deadline` (a `time.monotonic()` value), or None for no bound."""
+    if deadline is None:
+        return None
+    return deadline - time.monotonic()
+
+
+def run_pip(
+    python: str | os.PathLike[str],
+    arguments: Sequence[str],
+    *,
+    deadline: float | None,
+    what: str,
+) -> None:
+    """Run `python -m pip <arguments>` to completion, or raise `InstallerError`.
+
+    `what` names the operation in the error message ("install kinetis-mcp-docs").
+    `deadline` is a `time.monotonic()` value; past it the whole process group is killed,
+    including the interpreter `pip --python` starts for the target environment.
+    """
+    argv = [
+        os.fspath(python),
+        "-m",
+        "pip",
+        "--no-input",
+        "--disable-pip-version-check",
+        *arguments,
+    ]
+    left = remaining(deadline)
+    if left is not None and left <= 0:
+        raise InstallerError(f"Could not {what}: no time was left before the deadline.")
+    try:
+        # A session of its own, so a timeout or an interrupt can end pip *and* the child
+        # interpreter it starts; stdin closed, so nothing can wait for an answer.
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=stderr_fd(),
+            stderr=stderr_fd(),
+            env=scrubbed_environment(),
+            start_new_session=True,
+        )
+    except OSError as error:
+        raise InstallerError(
+            f"Could not {what}: {argv[0]} could not be started ({error})."
+        ) from error
+    try:
+        returncode = process.wait(timeout=left)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        raise InstallerError(
+            f"Could not {what}: pip did not finish before the deadline and was stopped."
+        ) from None
+    except BaseException:
+        # Ctrl-C or any other interruption: never leave pip writing behind us.
+        kill_group(process)
+        raise
+    if returncode != 0:
+        raise InstallerError(
+            f"Could not {what}: pip exited with status {returncode} (its output is above)."
+        )
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill `process` and everything in its session, then reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+    process.wait()

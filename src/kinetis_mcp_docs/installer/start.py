@@ -1,0 +1,173 @@
+"""What every client spawn runs: `DIR/current/bin/python -I -m kinetis_mcp_docs.installer.start`.
+
+In order:
+
+1. Find the install directory from the running interpreter — its environment is
+   `DIR/envs/<name>` — and require the marker that proves the directory is ours.
+2. Take `DIR/.update.lock`, waiting while it is held. A spawn that had to wait does not
+   update: the holder (another spawn, or `setup`) has just installed or updated, or tried,
+   and wrote the timestamp if it succeeded. Otherwise, when `.last-update-check` says an
+   update is due, run it (`update.py`), bounded by its deadline; any failure is one line
+   on stderr and the installed server starts anyway.
+3. Release the lock — close its descriptor — so a long session never holds off the next
+   update.
+4. If `current` is no longer the environment this interpreter runs in (this spawn, or the
+   one it waited for, switched it), exec the server of the new environment, so the new
+   version answers. Otherwise serve in this process.
+
+The fast path — inside the window, lock free — does no network, starts no other process
+and imports only `os`, `sys`, `time`, `fcntl` and the server itself: this module avoids
+pathlib and dataclasses (and so `layout.py`; the names come from `names.py`) for the same
+reason `lock.py` does, and imports the update machinery only when an update is due.
+
+Nothing is written to stdout here: it carries protocol frames, and the server reserves it
+for them. Messages go to stderr, and pip's output is sent there too (`pip.py`).
+"""
+
+# pathlib stays off the spawn path (see above), so paths here are `os.path` strings.
+# ruff: noqa: PTH118, PTH119, PTH120
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+
+from kinetis_mcp_docs import __version__
+from kinetis_mcp_docs.installer.lock import update_lock
+from kinetis_mcp_docs.installer.names import (
+    CURRENT_NAME,
+    ENVS_NAME,
+    LAST_CHECK_NAME,
+    LOCK_NAME,
+    MARKER_CONTENT,
+    MARKER_NAME,
+    SERVER_MODULE,
+)
+from kinetis_mcp_docs.installer.throttle import is_due, read_last_check
+
+_MARKER_BYTES = MARKER_CONTENT.encode()
+
+# The environment as this interpreter found it (through the `current` link), and the
+# directory that link resolved to. Taken at import, the earliest moment this code runs, so
+# that a switch by another spawn while this one starts moves it as little as possible.
+_STARTED_AS = sys.prefix
+_ENVIRONMENT = os.path.realpath(sys.prefix)
+
+
+def main() -> int:
+    """Check for an update if one is due, then serve (here, or exec'd into a new version)."""
+    root = install_directory(_ENVIRONMENT)
+    if root is None:
+        _say(
+            f"{_ENVIRONMENT} is not an environment of a kinetis-mcp-docs install directory "
+            "(no envs/ parent with a valid .kinetis-mcp-docs marker); "
+            "run `kinetis-docs setup` again."
+        )
+        return 1
+    pin_to_environment(_STARTED_AS, _ENVIRONMENT)
+    try:
+        serving = _update_if_due(root)
+    except OSError as error:
+        # No lock, no update: but a read-only or damaged directory must not cost the session.
+        _say(f"could not take the update lock ({error}); serving {__version__} without a check.")
+        serving = _ENVIRONMENT
+    if serving != _ENVIRONMENT:
+        python = os.path.join(serving, "bin", "python")
+        if os.access(python, os.X_OK):
+            sys.stderr.flush()
+            # An argv list, no shell; the lock's descriptor is already closed.
+            os.execv(python, [python, "-I", "-m", SERVER_MODULE])  # noqa: S606
+        _say(f"{root}/{CURRENT_NAME} has no usable Python; serving {__version__} instead.")
+    from kinetis_mcp_docs.server.stdio import main as serve  # noqa: PLC0415 - after pinning
+
+    return serve()
+
+
+def install_directory(environment: str) -> str | None:
+    """The install directory owning `environment` (`DIR/envs/<name>`), or None."""
+    parent = os.path.dirname(environment)
+    if os.path.basename(parent) != ENVS_NAME:
+        return None
+    root = os.path.dirname(parent)
+    return root if _carries_marker(root) else None
+
+
+def _carries_marker(root: str) -> bool:
+    # Ownership is the content of a regular file, as `setup` decides it: a symlink or a
+    # directory under that name does not count.
+    try:
+        fd = os.open(os.path.join(root, MARKER_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        return os.read(fd, len(_MARKER_BYTES) + 1) == _MARKER_BYTES
+    finally:
+        os.close(fd)
+
+
+def pin_to_environment(started_as: str, environment: str) -> None:
+    """Make every later import of this process come from `environment`, not `current`.
+
+    The interpreter was started through the `current` link, so `sys.prefix`, the
+    site-packages entry of `sys.path` and the `__path__` of the packages already imported
+    all go through it. A later spawn may switch `current` while this server runs; without
+    this, a lazy import would then load the other version's modules into this one. Each
+    such path is rewritten to the resolved directory. Package `__path__` lists are changed
+    in place: they are the same objects as their specs' `submodule_search_locations`.
+    """
+    if started_as == environment:
+        return
+
+    def pinned(path: str) -> str:
+        if path == started_as or path.startswith(started_as + os.sep):
+            return environment + path[len(started_as) :]
+        return path
+
+    sys.path[:] = [pinned(entry) for entry in sys.path]
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        if isinstance(search, list):
+            search[:] = [pinned(entry) if isinstance(entry, str) else entry for entry in search]
+    sys.prefix = pinned(sys.prefix)
+    sys.exec_prefix = pinned(sys.exec_prefix)
+    sys.executable = pinned(sys.executable)
+
+
+def _update_if_due(root: str) -> str:
+    """Update under the lock when due; return the environment `current` then points at."""
+    with update_lock(os.path.join(root, LOCK_NAME)) as state:
+        if not state.waited and is_due(
+            read_last_check(os.path.join(root, LAST_CHECK_NAME)), time.time()
+        ):
+            _update(root)
+        # Read under the lock: only a holder switches `current`.
+        return os.path.realpath(os.path.join(root, CURRENT_NAME))
+
+
+def _update(root: str) -> None:
+    """Run the update; report any failure on one line and carry on."""
+    try:
+        # Imported here, not at the top: this is the slow path, and the fast one must not
+        # pay for subprocess, json, venv and pathlib.
+        from pathlib import Path  # noqa: PLC0415
+
+        from kinetis_mcp_docs.installer.layout import InstallLayout  # noqa: PLC0415
+        from kinetis_mcp_docs.installer.update import update, update_timeout  # noqa: PLC0415
+
+        deadline = time.monotonic() + update_timeout(os.environ)
+        update(InstallLayout(Path(root)), deadline=deadline)
+    except Exception as error:  # noqa: BLE001 - every failure must still start the server
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        _say(f"could not update ({reason}); starting the installed version {__version__}.")
+
+
+def _say(message: str) -> None:
+    print(f"kinetis-docs: {message}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

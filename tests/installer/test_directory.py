@@ -1,0 +1,321 @@
+"""The install directory: where it is, when setup may write there, and how it is undone.
+
+Every refusal is checked to leave the path exactly as it was: the whole tree under it
+(and the path itself) is snapshotted — types, modes, contents, symlink targets and
+modification times, so even a file written and removed again would show.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from pyfakefs.fake_filesystem import FakeFilesystem
+from pyfakefs.helpers import set_uid
+
+from kinetis_mcp_docs.installer.directory import (
+    Found,
+    claim_directory,
+    inspect_directory,
+    resolve_directory,
+    roll_back,
+)
+from kinetis_mcp_docs.installer.errors import InstallerError
+
+MARKER = b"kinetis-mcp-docs install directory\n"
+# Paths are made inside the tests, never at import: on Python 3.10 a Path object made
+# before pyfakefs patches pathlib would keep reaching the real file system.
+HOME = "/home/user"
+
+Snapshot = dict[str, tuple[object, ...]]
+
+
+def snapshot(path: Path) -> Snapshot:
+    """Everything observable about `path` and what lies under it, without following links."""
+    entries: Snapshot = {}
+
+    def record(entry: Path) -> None:
+        try:
+            info = entry.lstat()
+        except FileNotFoundError:
+            entries[os.fspath(entry)] = ("absent",)
+            return
+        mode = info.st_mode
+        if stat.S_ISLNK(mode):
+            entries[os.fspath(entry)] = ("link", entry.readlink().as_posix())
+        elif stat.S_ISDIR(mode):
+            entries[os.fspath(entry)] = ("dir", stat.S_IMODE(mode), info.st_mtime_ns)
+            for child in sorted(entry.iterdir()):
+                record(child)
+        else:
+            entries[os.fspath(entry)] = (
+                "file",
+                stat.S_IMODE(mode),
+                info.st_mtime_ns,
+                entry.read_bytes(),
+            )
+
+    record(path.parent)
+    return entries
+
+
+def assert_refused(path: Path, reason: str) -> None:
+    before = snapshot(path)
+    with pytest.raises(InstallerError) as refusal:
+        inspect_directory(path)
+    assert refusal.value.message.startswith(f"Refusing to install into {path}: ")
+    assert reason in refusal.value.message
+    assert "Nothing was changed there" in refusal.value.message
+    assert snapshot(path) == before
+
+
+@pytest.fixture
+def home(fs: FakeFilesystem) -> Path:
+    fs.create_dir(HOME)
+    return Path(HOME)
+
+
+@pytest.fixture
+def root(home: Path) -> Path:
+    """The default install directory of a user whose home is `home`; absent at first."""
+    return home / ".kinetis-mcp-docs"
+
+
+def test_an_absent_directory_is_accepted_and_claiming_creates_it_with_the_marker(
+    root: Path,
+    home: Path,
+) -> None:
+    assert inspect_directory(root) is Found.ABSENT
+
+    claim = claim_directory(root, Found.ABSENT)
+
+    assert claim.first_install
+    assert sorted(path.name for path in root.iterdir()) == [".kinetis-mcp-docs"]
+    assert (root / ".kinetis-mcp-docs").read_bytes() == MARKER
+
+
+def test_an_empty_directory_is_accepted_and_claiming_writes_only_the_marker(
+    root: Path,
+    home: Path,
+) -> None:
+    root.mkdir()
+
+    assert inspect_directory(root) is Found.EMPTY
+    claim_directory(root, Found.EMPTY)
+
+    assert [path.name for path in root.iterdir()] == [".kinetis-mcp-docs"]
+    assert (root / ".kinetis-mcp-docs").read_bytes() == MARKER
+
+
+def test_a_directory_carrying_the_marker_is_accepted_and_claiming_it_changes_nothing(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=MARKER)
+    fs.create_file(root / "requirements.txt", contents="kinetis-mcp-docs>=1.0,<2\n")
+    before = snapshot(root)
+
+    assert inspect_directory(root) is Found.OURS
+    claim = claim_directory(root, Found.OURS)
+
+    assert not claim.first_install
+    assert snapshot(root) == before
+
+
+def test_a_marker_that_is_a_symlink_is_refused_even_to_a_file_with_the_right_content(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_file(home / "elsewhere", contents=MARKER)
+    fs.create_symlink(root / ".kinetis-mcp-docs", home / "elsewhere")
+
+    assert_refused(root, "is a symlink")
+
+
+def test_a_marker_that_is_a_dangling_symlink_is_refused(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    root.mkdir()
+    fs.create_symlink(root / ".kinetis-mcp-docs", home / "nowhere")
+
+    assert_refused(root, "is a symlink")
+
+
+def test_a_marker_that_is_a_directory_is_refused(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_dir(root / ".kinetis-mcp-docs")
+
+    assert_refused(root, "is not a regular file")
+
+
+def test_a_marker_with_other_content_is_refused(root: Path, home: Path, fs: FakeFilesystem) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=b"somebody else's install\n")
+
+    assert_refused(root, "does not hold the marker")
+
+
+def test_a_marker_with_an_extra_line_is_refused(root: Path, home: Path, fs: FakeFilesystem) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=MARKER + b"second line\n")
+
+    assert_refused(root, "does not hold the marker")
+
+
+def test_a_marker_without_its_line_ending_is_refused(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=MARKER.rstrip(b"\n"))
+
+    assert_refused(root, "does not hold the marker")
+
+
+def test_an_empty_marker_is_refused(root: Path, home: Path, fs: FakeFilesystem) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=b"")
+
+    assert_refused(root, "does not hold the marker")
+
+
+def test_a_path_that_is_a_file_is_refused(root: Path, home: Path, fs: FakeFilesystem) -> None:
+    fs.create_file(root, contents=b"KINETIS_MCP_DOCS_DIR pointed here by mistake\n")
+
+    assert_refused(root, "exists and is not a directory")
+
+
+def test_a_path_that_is_a_dangling_symlink_is_refused(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_symlink(root, home / "gone")
+
+    assert_refused(root, "symlink to nothing")
+
+
+def test_a_path_below_a_file_is_refused(home: Path, fs: FakeFilesystem) -> None:
+    fs.create_file(home / "a-file", contents=b"x")
+
+    assert_refused(home / "a-file" / "install", "is a file")
+
+
+def test_a_non_empty_directory_without_the_marker_is_refused(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_file(root / "notes.txt", contents=b"my notes\n")
+    fs.create_dir(root / "project" / ".git")
+    fs.create_symlink(root / "link", "/etc")
+    os.chmod(root / "notes.txt", 0o600)  # noqa: PTH101 - the mode is part of the snapshot
+
+    assert_refused(root, "is not empty and has no .kinetis-mcp-docs marker")
+
+
+def test_a_directory_holding_only_a_hidden_file_is_not_empty_and_is_refused(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_file(root / ".bashrc", contents=b"export PATH\n")
+
+    assert_refused(root, "is not empty")
+
+
+def test_a_symlink_to_an_acceptable_directory_is_accepted_as_that_directory(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_dir("/data/install")
+    fs.create_symlink(root, "/data/install")
+
+    assert inspect_directory(root) is Found.EMPTY
+    claim_directory(root, Found.EMPTY)
+
+    assert Path("/data/install/.kinetis-mcp-docs").read_bytes() == MARKER
+
+
+def test_rolling_back_a_first_install_into_an_absent_path_removes_everything_it_created(
+    home: Path,
+) -> None:
+    before = snapshot(home)
+    nested = home / "tools" / "kinetis" / "install"
+    claim = claim_directory(nested, inspect_directory(nested))
+    (nested / "envs" / "partial").mkdir(parents=True)
+
+    roll_back(claim)
+
+    assert not (home / "tools").exists()
+    assert snapshot(home)[os.fspath(home)][:2] == before[os.fspath(home)][:2]
+
+
+def test_rolling_back_a_first_install_into_an_empty_directory_empties_it_again(
+    root: Path,
+    home: Path,
+) -> None:
+    root.mkdir(mode=0o750)
+    claim = claim_directory(root, inspect_directory(root))
+    (root / "envs" / "partial" / "bin").mkdir(parents=True)
+    (root / "current").symlink_to("envs/partial")
+    (root / ".update.lock").touch()
+
+    roll_back(claim)
+
+    assert root.is_dir()
+    assert list(root.iterdir()) == []
+    assert stat.S_IMODE(root.stat().st_mode) == 0o750
+
+
+def test_rolling_back_an_install_over_a_directory_already_ours_changes_nothing(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=MARKER)
+    fs.create_dir(root / "envs" / "serving")
+    claim = claim_directory(root, inspect_directory(root))
+    before = snapshot(root)
+
+    roll_back(claim)
+
+    assert snapshot(root) == before
+
+
+def test_a_directory_that_cannot_be_created_is_a_plain_error_and_leaves_nothing(
+    home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_dir("/readonly", perm_bits=0o555)
+    target = Path("/readonly/sub/install")
+    found = inspect_directory(target)
+    set_uid(1000)  # as an ordinary user: root would write there anyway
+
+    with pytest.raises(InstallerError, match="Could not create the install directory"):
+        claim_directory(target, found)
+    assert list(Path("/readonly").iterdir()) == []
+
+
+def test_the_directory_is_the_variable_when_set() -> None:
+    assert resolve_directory({"KINETIS_MCP_DOCS_DIR": "/srv/docs"}) == Path("/srv/docs")
+
+
+def test_the_directory_variable_has_its_tilde_expanded_and_is_made_absolute(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.chdir(tmp_path)
+
+    assert resolve_directory({"KINETIS_MCP_DOCS_DIR": "~/kd"}) == Path("/home/someone/kd")
+    assert resolve_directory({"KINETIS_MCP_DOCS_DIR": "rel/dir"}) == tmp_path / "rel" / "dir"
+
+
+def test_the_directory_defaults_to_a_dot_directory_in_the_home_when_unset_or_empty(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HOME", "/home/someone")
+
+    assert resolve_directory({}) == Path("/home/someone/.kinetis-mcp-docs")
+    assert resolve_directory({"KINETIS_MCP_DOCS_DIR": ""}) == Path(
+        "/home/someone/.kinetis-mcp-docs"
+    )
+
+
+def test_a_directory_that_appears_after_inspection_is_neither_written_nor_removed(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    found = inspect_directory(root)
+    fs.create_file(root / "someone-elses.txt", contents=b"theirs\n")
+    before = snapshot(root)
+
+    with pytest.raises(InstallerError, match="appeared while setup was running"):
+        claim_directory(root, found)
+
+    assert snapshot(root) == before

@@ -1,0 +1,174 @@
+"""Environments of an install directory: build, check, switch, prune.
+
+These run without the wheelhouse: what pip does with a real index is covered end to end.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs import __version__
+from kinetis_mcp_docs.installer.environment import (
+    base_interpreter,
+    build_environment,
+    check_environment,
+    current_environment,
+    installed_version,
+    previous_environment,
+    switch_to,
+)
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.layout import InstallLayout
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> InstallLayout:
+    root = tmp_path / "install"
+    (root / "envs").mkdir(parents=True)
+    return InstallLayout(root)
+
+
+def fake_env(layout: InstallLayout, name: str, *, version: str = "1.0.0") -> Path:
+    env = layout.envs / name
+    site = env / "lib" / "python3.11" / "site-packages"
+    info = site / f"kinetis_mcp_docs-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: kinetis-mcp-docs\nVersion: {version}\n"
+    )
+    return env
+
+
+def test_the_first_switch_points_current_at_the_environment_by_a_relative_link(
+    layout: InstallLayout,
+) -> None:
+    env = fake_env(layout, "a")
+
+    switch_to(layout, env)
+
+    assert layout.current.readlink() == Path("envs/a")
+    assert current_environment(layout) == env
+    assert previous_environment(layout) is None
+    assert not layout.previous.exists()
+
+
+def test_a_switch_keeps_the_one_before_as_previous_and_removes_every_other_environment(
+    layout: InstallLayout,
+) -> None:
+    a = fake_env(layout, "a")
+    switch_to(layout, a)
+    # What a killed build and a killed switch leave behind.
+    b, stale = fake_env(layout, "b"), fake_env(layout, "stale")
+    (layout.root / "current.tmp-dead").symlink_to("envs/stale")
+
+    switch_to(layout, b)
+
+    assert layout.current.readlink() == Path("envs/b")
+    assert layout.previous.readlink() == Path("envs/a")
+    assert sorted(path.name for path in layout.envs.iterdir()) == ["a", "b"]
+    assert not stale.exists()
+    assert not (layout.root / "current.tmp-dead").is_symlink()
+    assert installed_version(layout) == "1.0.0"
+
+
+def test_switching_to_the_current_environment_again_keeps_previous(
+    layout: InstallLayout,
+) -> None:
+    switch_to(layout, fake_env(layout, "a"))
+    b = fake_env(layout, "b")
+    switch_to(layout, b)
+
+    switch_to(layout, b)
+
+    assert layout.previous.readlink() == Path("envs/a")
+    assert sorted(path.name for path in layout.envs.iterdir()) == ["a", "b"]
+
+
+def test_an_environment_outside_envs_cannot_be_switched_to(
+    layout: InstallLayout, tmp_path: Path
+) -> None:
+    with pytest.raises(ValueError, match="is not an environment of"):
+        switch_to(layout, tmp_path)
+
+
+def test_a_current_link_pointing_outside_envs_counts_as_no_environment(
+    layout: InstallLayout, tmp_path: Path
+) -> None:
+    layout.current.symlink_to(tmp_path)
+
+    assert current_environment(layout) is None
+    assert installed_version(layout) is None
+
+
+def test_the_installed_version_is_read_from_the_current_environments_metadata(
+    layout: InstallLayout,
+) -> None:
+    switch_to(layout, fake_env(layout, "a", version="1.4.2"))
+
+    assert installed_version(layout) == "1.4.2"
+
+
+def test_a_build_pip_cannot_satisfy_raises_and_leaves_no_partial_environment(
+    layout: InstallLayout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [name for name in os.environ if name.startswith("PIP_")]:
+        monkeypatch.delenv(name)
+    (tmp_path / "no-wheels").mkdir()
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", os.fspath(tmp_path / "no-wheels"))
+
+    with pytest.raises(InstallerError) as error:
+        build_environment(layout, ["kinetis-mcp-docs>=1.0,<2"], deadline=None)
+
+    assert error.value.message.startswith("Could not install kinetis-mcp-docs: pip exited")
+    assert list(layout.envs.iterdir()) == []
+
+
+def test_a_build_past_its_deadline_raises_and_leaves_nothing(layout: InstallLayout) -> None:
+    with pytest.raises(InstallerError, match="deadline"):
+        build_environment(layout, ["kinetis-mcp-docs"], deadline=time.monotonic() - 1)
+
+    assert list(layout.envs.iterdir()) == []
+
+
+def test_a_check_of_an_environment_whose_server_fails_shows_its_stderr(
+    layout: InstallLayout,
+) -> None:
+    env = layout.envs / "broken"
+    (env / "bin").mkdir(parents=True)
+    python = env / "bin" / "python"
+    python.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.exit('ModuleNotFoundError: no module named httpx')\n"
+    )
+    python.chmod(0o755)
+
+    with pytest.raises(InstallerError) as error:
+        check_environment(layout, env, deadline=None)
+
+    assert error.value.message.startswith("The new environment's server failed its check")
+    assert "no module named httpx" in error.value.message
+
+
+def test_a_check_of_a_working_environment_returns_its_servers_version(
+    layout: InstallLayout,
+) -> None:
+    # The environment running the tests has the server installed: stand in for it.
+    env = layout.envs / "running"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (env / "bin" / "python").chmod(0o755)
+
+    assert check_environment(layout, env, deadline=time.monotonic() + 30) == __version__
+
+
+def test_new_environments_are_made_from_a_base_interpreter_not_a_virtual_environments() -> None:
+    base = base_interpreter()
+
+    assert base.is_file()
+    assert not base.is_relative_to(sys.prefix) or sys.prefix == sys.base_prefix

@@ -1,0 +1,149 @@
+"""The update lock, taken by real processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.lock import update_lock
+
+TIMEOUT = 30
+
+# A process that takes the lock, says so on stdout with whether it had to wait, and holds
+# it until a line arrives on stdin. With an argument it first starts a child that inherits
+# every descriptor it may (close_fds=False), prints the child's pid, and leaves it running
+# until the test closes the stdin they share.
+HOLDER = """
+import subprocess, sys
+from pathlib import Path
+from kinetis_mcp_docs.installer.lock import update_lock
+
+print("trying", flush=True)
+with update_lock(Path(sys.argv[1])) as state:
+    print(f"held waited={state.waited}", flush=True)
+    if len(sys.argv) > 2:
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import sys; sys.stdin.read()"], close_fds=False
+        )
+        print(child.pid, flush=True)
+    sys.stdin.readline()
+    print("releasing", flush=True)
+"""
+
+
+def _holder(lock: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", HOLDER, os.fspath(lock), *extra],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _line(process: subprocess.Popen[str]) -> str:
+    assert process.stdout is not None
+    return process.stdout.readline().strip()
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=TIMEOUT)
+
+
+def test_an_uncontended_lock_is_taken_without_waiting(tmp_path: Path) -> None:
+    with update_lock(tmp_path / ".update.lock") as state:
+        assert not state.waited
+
+
+def test_the_lock_can_be_taken_again_once_released(tmp_path: Path) -> None:
+    lock = tmp_path / ".update.lock"
+    with update_lock(lock):
+        pass
+    with update_lock(lock) as state:
+        assert not state.waited
+
+
+def test_the_lock_file_stays_after_release(tmp_path: Path) -> None:
+    lock = tmp_path / ".update.lock"
+    with update_lock(lock):
+        pass
+    assert lock.is_file()
+
+
+def test_a_held_lock_blocks_a_second_process_until_it_is_released(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    lock = tmp_path / ".update.lock"
+    first = _holder(lock)
+    processes.append(first)
+    assert _line(first) == "trying"
+    assert _line(first) == "held waited=False"
+
+    second = _holder(lock)
+    processes.append(second)
+    assert _line(second) == "trying"
+    # Whatever the second process has done by now, it cannot hold the lock.
+    assert second.poll() is None
+
+    assert first.stdin is not None
+    first.stdin.write("\n")
+    first.stdin.flush()
+    assert _line(first) == "releasing"
+    # It found the lock held when it arrived, and got it once the first let go.
+    assert _line(second) == "held waited=True"
+
+
+def test_killing_the_holder_releases_the_lock(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    lock = tmp_path / ".update.lock"
+    holder = _holder(lock)
+    processes.append(holder)
+    assert _line(holder) == "trying"
+    assert _line(holder) == "held waited=False"
+
+    waiter = _holder(lock)
+    processes.append(waiter)
+    assert _line(waiter) == "trying"
+
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=TIMEOUT)
+    assert _line(waiter).startswith("held waited=")
+
+
+def test_a_child_of_the_holder_does_not_inherit_the_lock(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    lock = tmp_path / ".update.lock"
+    holder = _holder(lock, "start-a-child")
+    processes.append(holder)
+    assert _line(holder) == "trying"
+    assert _line(holder) == "held waited=False"
+    child_pid = int(_line(holder))
+
+    try:
+        # The child holds no descriptor of the lock file, whatever the parent passed on.
+        child_fds = Path(f"/proc/{child_pid}/fd")
+        if child_fds.is_dir():
+            targets = {os.path.realpath(entry) for entry in child_fds.iterdir()}
+            assert os.path.realpath(lock) not in targets
+
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=TIMEOUT)
+        # The holder is gone and its child still runs: the lock is free at once.
+        os.kill(child_pid, 0)
+        with update_lock(lock) as state:
+            assert not state.waited
+    finally:
+        os.kill(child_pid, signal.SIGKILL)

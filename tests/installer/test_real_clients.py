@@ -1,0 +1,87 @@
+"""Setup against the real Claude Code and Codex CLIs (the optional `nox -s clients`).
+
+Skipped unless `KINETIS_TEST_CLIENTS_BIN` names a directory holding the real `claude` and
+`codex` executables, which the `clients` session installs from npm into a temporary
+directory. Each client gets a throwaway HOME (and CODEX_HOME), so nothing of the machine's
+own configuration is read or changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.origin import DocsOrigin
+
+CLIENTS_BIN = os.environ.get("KINETIS_TEST_CLIENTS_BIN", "")
+KINETIS_DOCS = Path(sys.executable).with_name("kinetis-docs")
+TIMEOUT = 300.0
+
+pytestmark = pytest.mark.skipif(
+    not CLIENTS_BIN, reason="the real client CLIs run only in `nox -s clients`"
+)
+
+
+def _environment(
+    tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin
+) -> dict[str, str]:
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    base = {
+        "PATH": f"{CLIENTS_BIN}{os.pathsep}{os.environ['PATH']}",
+        "HOME": os.fspath(home),
+        "CODEX_HOME": os.fspath(home / ".codex"),
+        "LANG": "C.UTF-8",
+        "KINETIS_MCP_DOCS_DIR": os.fspath(tmp_path / "install"),
+        # Keep Claude Code from phoning home through the test proxy.
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        **wheelhouse_env,
+    }
+    docs_origin.serve_docs()
+    return docs_origin.environ(base)
+
+
+def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+
+
+def test_setup_registers_with_the_real_claude_code_which_reports_it_connected(
+    tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin
+) -> None:
+    env = _environment(tmp_path, wheelhouse_env, docs_origin)
+
+    result = _run([os.fspath(KINETIS_DOCS), "setup"], env)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    shown = _run(["claude", "mcp", "get", "kinetis-docs"], env)
+    assert shown.returncode == 0, shown.stderr
+    assert "Connected" in shown.stdout
+    python = tmp_path / "install" / "current" / "bin" / "python"
+    assert f"Command: {python}" in shown.stdout
+    assert "Args: -I -m kinetis_mcp_docs.installer.start" in shown.stdout
+
+
+def test_setup_codex_registers_with_the_real_codex_which_shows_the_registered_command(
+    tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin
+) -> None:
+    env = _environment(tmp_path, wheelhouse_env, docs_origin)
+
+    result = _run([os.fspath(KINETIS_DOCS), "setup", "codex"], env)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    shown = _run(["codex", "mcp", "get", "kinetis-docs", "--json"], env)
+    assert shown.returncode == 0, shown.stderr
+    entry = json.loads(shown.stdout)
+    launch = entry.get("transport", entry)
+    assert launch["command"] == os.fspath(tmp_path / "install" / "current" / "bin" / "python")
+    assert launch["args"] == ["-I", "-m", "kinetis_mcp_docs.installer.start"]
+    assert launch["env"]["HTTPS_PROXY"] == env["HTTPS_PROXY"]
+    assert launch["env"]["SSL_CERT_FILE"] == env["SSL_CERT_FILE"]

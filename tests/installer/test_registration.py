@@ -1,0 +1,237 @@
+"""Registration through the clients' own CLIs, against recording stubs on PATH."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.registration import (
+    CLAUDE,
+    CODEX,
+    client_named,
+    find_cli,
+    launch_environment,
+    register,
+    registered_environment,
+)
+from tests.support.clients import StubClient, install_stub
+
+# A command the stub `claude mcp get` can really start: this checkout's server, offline.
+SERVER_ARGV = [sys.executable, "-I", "-m", "kinetis_mcp_docs.server"]
+
+
+@pytest.fixture
+def stubs_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+def stub(kind: str, bin_dir: Path, **fail: str) -> StubClient:
+    return install_stub(kind, bin_dir, bin_dir.parent / "state", fail=fail)
+
+
+def test_no_argument_means_claude_code_and_codex_means_codex() -> None:
+    assert client_named(None) is CLAUDE
+    assert client_named("codex") is CODEX
+
+
+def test_a_missing_cli_is_one_sentence_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", os.devnull)
+
+    with pytest.raises(InstallerError) as error:
+        find_cli(CLAUDE)
+
+    assert error.value.message == (
+        "The Claude Code CLI `claude` is not on PATH. Install Claude Code, make sure `claude` "
+        "runs in this shell, and run setup again."
+    )
+
+
+def test_claude_code_gets_remove_then_add_at_user_scope_then_get(stubs_on_path: Path) -> None:
+    claude = stub("claude", stubs_on_path)
+
+    register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+
+    assert claude.calls() == [
+        ["mcp", "remove", "kinetis-docs", "--scope", "user"],
+        ["mcp", "add", "--scope", "user", "kinetis-docs", "--", *SERVER_ARGV],
+        ["mcp", "get", "kinetis-docs"],
+    ]
+    assert claude.registrations()["kinetis-docs"]["command"] == sys.executable
+
+
+def test_registering_with_claude_code_twice_replaces_the_registration(
+    stubs_on_path: Path,
+) -> None:
+    claude = stub("claude", stubs_on_path)
+    register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+
+    register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+
+    assert list(claude.registrations()) == ["kinetis-docs"]
+
+
+def test_a_claude_remove_failing_for_another_reason_stops_registration(
+    stubs_on_path: Path,
+) -> None:
+    claude = stub("claude", stubs_on_path, remove="Error: ~/.claude.json is not writable")
+
+    with pytest.raises(InstallerError, match=r"could not remove the existing registration"):
+        register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+
+    assert [call[1] for call in claude.calls()] == ["remove"]
+
+
+def test_a_server_claude_code_cannot_connect_to_fails_loudly(stubs_on_path: Path) -> None:
+    claude = stub("claude", stubs_on_path)
+
+    with pytest.raises(InstallerError, match=r"rather than Connected"):
+        register(CLAUDE, os.fspath(claude.path), ["/nonexistent/python", "-I"], {})
+
+
+def test_a_claude_registration_read_back_with_another_command_fails_loudly(
+    stubs_on_path: Path,
+) -> None:
+    claude = stub("claude", stubs_on_path)
+    # A Claude Code that stores the command it was given with one argument dropped.
+    claude.path.write_text(
+        claude.path.read_text().replace('"args": words[1:]', '"args": words[2:]')
+    )
+
+    with pytest.raises(InstallerError) as error:
+        register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+
+    assert error.value.message.startswith(
+        "Claude Code does not report the registration setup verified: its args is "
+    )
+
+
+def test_codex_gets_remove_then_add_with_each_variable_before_the_name_then_get_json(
+    stubs_on_path: Path,
+) -> None:
+    codex = stub("codex", stubs_on_path)
+    env = {"HTTPS_PROXY": "http://proxy.internal:3128", "NO_PROXY": "localhost,.corp"}
+
+    register(CODEX, os.fspath(codex.path), SERVER_ARGV, env)
+
+    assert codex.calls() == [
+        ["mcp", "remove", "kinetis-docs"],
+        [
+            "mcp",
+            "add",
+            "--env=HTTPS_PROXY=http://proxy.internal:3128",
+            "--env=NO_PROXY=localhost,.corp",
+            "kinetis-docs",
+            "--",
+            *SERVER_ARGV,
+        ],
+        ["mcp", "get", "kinetis-docs", "--json"],
+    ]
+    assert codex.registrations()["kinetis-docs"]["env"] == env
+
+
+def test_codex_reading_back_another_environment_fails_loudly(stubs_on_path: Path) -> None:
+    codex = stub("codex", stubs_on_path)
+    codex.path.write_text(codex.path.read_text().replace('"env": entry["env"]', '"env": None'))
+
+    with pytest.raises(InstallerError) as error:
+        register(CODEX, os.fspath(codex.path), SERVER_ARGV, {"SSL_CERT_FILE": "/ca.pem"})
+
+    assert error.value.message == (
+        "Codex does not report the registration setup verified: its environment holds [], "
+        "not ['SSL_CERT_FILE']. Inspect it with `codex mcp get kinetis-docs` and run setup "
+        "again."
+    )
+
+
+def test_codex_printing_no_json_is_a_plain_error(stubs_on_path: Path) -> None:
+    codex = stub("codex", stubs_on_path)
+    codex.path.write_text(
+        codex.path.read_text().replace(
+            "print(json.dumps(", "print('a table, not JSON') or (json.dumps("
+        )
+    )
+
+    with pytest.raises(InstallerError, match=r"did not print JSON"):
+        register(CODEX, os.fspath(codex.path), SERVER_ARGV, {})
+
+
+def test_a_failing_codex_add_names_the_step_and_what_codex_said(stubs_on_path: Path) -> None:
+    codex = stub("codex", stubs_on_path, add="Error: failed to write MCP servers")
+
+    with pytest.raises(InstallerError) as error:
+        register(CODEX, os.fspath(codex.path), SERVER_ARGV, {})
+
+    assert error.value.message == (
+        "Codex could not add the registration (`codex mcp add` exited with status 1: "
+        "Error: failed to write MCP servers)."
+    )
+
+
+def test_codex_registers_the_proxy_certificate_and_pip_variables_set_and_nothing_else() -> None:
+    environ = {
+        "HTTPS_PROXY": "http://p:1",
+        "https_proxy": "http://p:2",
+        "http_proxy": "http://p:3",
+        "ALL_PROXY": "socks5://p:4",
+        "no_proxy": "localhost",
+        "SSL_CERT_FILE": "/etc/corp-ca.pem",
+        "SSL_CERT_DIR": "/etc/corp-certs",
+        "PIP_INDEX_URL": "https://mirror.internal/simple",
+        "PIP_FIND_LINKS": "/wheels",
+        "PIP_NO_INDEX": "1",
+        "PIP_TARGET": "/elsewhere",
+        "HOME": "/home/u",
+        "PATH": "/usr/bin",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+    }
+
+    registered = registered_environment(CODEX, environ)
+
+    assert registered == {
+        name: environ[name]
+        for name in (
+            "HTTPS_PROXY",
+            "https_proxy",
+            "http_proxy",
+            "ALL_PROXY",
+            "no_proxy",
+            "SSL_CERT_FILE",
+            "SSL_CERT_DIR",
+            "PIP_INDEX_URL",
+            "PIP_FIND_LINKS",
+            "PIP_NO_INDEX",
+        )
+    }
+    assert registered_environment(CLAUDE, environ) == {}
+
+
+def test_codex_starts_the_server_with_its_short_list_plus_the_registered_variables() -> None:
+    environ = {
+        "HOME": "/home/u",
+        "PATH": "/usr/bin",
+        "LANG": "C.UTF-8",
+        "HTTPS_PROXY": "http://p:1",
+        "EDITOR": "vi",
+    }
+
+    launched = launch_environment(CODEX, environ, registered_environment(CODEX, environ))
+
+    assert launched == {
+        "HOME": "/home/u",
+        "PATH": "/usr/bin",
+        "LANG": "C.UTF-8",
+        "HTTPS_PROXY": "http://p:1",
+    }
+
+
+def test_claude_code_starts_the_server_with_the_environment_it_inherited() -> None:
+    environ = {"HOME": "/home/u", "EDITOR": "vi", "HTTPS_PROXY": "http://p:1"}
+
+    assert launch_environment(CLAUDE, environ, {}) == environ

@@ -1,0 +1,800 @@
+"""The spawn-time updater end to end: real installs, real spawns, a real package index.
+
+Every spawn runs exactly the registered command, `DIR/current/bin/python -I -m
+kinetis_mcp_docs.installer.start`, in an install built from the session's wheelhouse
+(this checkout at 1.0.0, 1.0.1 and 2.0.0). pip reaches the wheelhouse the way a user
+reaches a mirror: through its own environment — `PIP_FIND_LINKS` for a plain directory, or
+`PIP_INDEX_URL` for `LocalIndex`, an HTTP "simple" index over the same wheels that counts
+requests and can hold one until the test lets it go. The clock is moved by writing an old
+time into `.last-update-check`.
+
+Installs are built once per session and reset before each test through the layout's own
+links (`current` back to the original environment, everything else removed): the
+original environment is never modified by an update, which is the property under test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinetis_mcp_docs.installer.environment import (
+    build_environment,
+    current_environment,
+    environment_version,
+    previous_environment,
+    prune,
+    switch_to,
+)
+from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, InstallLayout
+from kinetis_mcp_docs.installer.lock import update_lock
+from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
+from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE, canonical_name
+from tests.support.origin import DocsOrigin
+from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess, assert_only_frames
+from tests.support.wheelhouse import wheelhouse_pip_env, without_pip_configuration
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/cmdline").exists(), reason="observes processes and locks in /proc"
+)
+
+DAY = 86_400
+WAIT = 60.0  # the bound on every wait for another process
+# Generous, so a loaded machine cannot turn a test of success into a test of the deadline.
+UPDATE_TIMEOUT = "120"
+PROJECT_PAGE = "/simple/kinetis-mcp-docs/"
+
+
+# --- the package index ------------------------------------------------------------------
+
+
+@dataclass
+class Gate:
+    """Holds one request to the index until released."""
+
+    arrived: threading.Event
+    release: threading.Event
+
+
+class LocalIndex:
+    """A PEP 503 index over a wheelhouse, on 127.0.0.1, counting and optionally holding."""
+
+    def __init__(self, wheelhouse: Path) -> None:
+        self._files = {wheel.name: wheel for wheel in wheelhouse.glob("*.whl")}
+        self._counts: Counter[str] = Counter()
+        self._gates: dict[tuple[str, int], Gate] = {}
+        self._lock = threading.Lock()
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/simple/"
+
+    def hold(self, path: str, occurrence: int = 1) -> Gate:
+        """Hold the `occurrence`-th request for `path` until the gate is released."""
+        gate = Gate(threading.Event(), threading.Event())
+        with self._lock:
+            self._gates[(path, occurrence)] = gate
+        return gate
+
+    def count(self, path: str) -> int:
+        with self._lock:
+            return self._counts[path]
+
+    def close(self) -> None:
+        with self._lock:
+            for gate in self._gates.values():
+                gate.release.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=WAIT)
+
+    def _respond(self, path: str) -> tuple[int, bytes, str]:
+        with self._lock:
+            self._counts[path] += 1
+            gate = self._gates.get((path, self._counts[path]))
+        if gate is not None:
+            gate.arrived.set()
+            gate.release.wait(timeout=5 * WAIT)
+        if path.startswith("/simple/") and path.endswith("/"):
+            project = path[len("/simple/") : -1]
+            links = "".join(
+                f'<a href="/files/{name}">{name}</a>\n'
+                for name in sorted(self._files)
+                if canonical_name(name.split("-")[0]) == project
+            )
+            if links:
+                return 200, f"<html><body>\n{links}</body></html>\n".encode(), "text/html"
+        if path.startswith("/files/") and path[len("/files/") :] in self._files:
+            body = self._files[path[len("/files/") :]].read_bytes()
+            return 200, body, "application/octet-stream"
+        return 404, b"not found\n", "text/plain"
+
+    def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
+        index = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                status, body, content_type = index._respond(self.path.split("?")[0])
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", content_type)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    pass  # pip was killed mid-request: that is what some tests do
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        return Handler
+
+
+@pytest.fixture
+def index(wheelhouse: Path) -> Iterator[LocalIndex]:
+    served = LocalIndex(wheelhouse)
+    yield served
+    served.close()
+
+
+# --- installs -----------------------------------------------------------------------------
+
+
+@dataclass
+class Install:
+    """One install directory and the environment it was built with."""
+
+    layout: InstallLayout
+    original: Path
+    version: str
+
+    def reset(self) -> None:
+        """Back to exactly as built: `current` on the original, nothing else, no timestamp."""
+        _kill_processes_mentioning(os.fspath(self.layout.root))
+        assert (self.original / "bin" / "python").exists(), "an update modified the original"
+        switch_to(self.layout, self.original)
+        self.layout.previous.unlink(missing_ok=True)
+        prune(self.layout)
+        self.layout.last_update_check.unlink(missing_ok=True)
+        if self.layout.lock.is_dir():
+            self.layout.lock.rmdir()
+        self.layout.marker.write_text(MARKER_CONTENT)
+        assert sorted(entry.name for entry in self.layout.envs.iterdir()) == [self.original.name]
+
+    def set_last_check(self, seconds_ago: float | None) -> None:
+        if seconds_ago is None:
+            self.layout.last_update_check.unlink(missing_ok=True)
+        else:
+            record_check(self.layout.last_update_check, time.time() - seconds_ago)
+
+    def envs(self) -> list[str]:
+        return sorted(entry.name for entry in self.layout.envs.iterdir())
+
+
+def _build_install(root: Path, version: str, wheelhouse: Path) -> Install:
+    layout = InstallLayout(root)
+    root.mkdir()
+    layout.marker.write_text(MARKER_CONTENT)
+    layout.requirements.write_text(REQUIREMENT + "\n")
+    # The build runs pip from this process, which reads pip's configuration from os.environ.
+    with pytest.MonkeyPatch.context() as patch:
+        for key in [key for key in os.environ if key.startswith("PIP_")]:
+            patch.delenv(key)
+        for key, value in wheelhouse_pip_env(wheelhouse).items():
+            patch.setenv(key, value)
+        env = build_environment(
+            layout, ["--quiet", f"kinetis-mcp-docs=={version}"], deadline=time.monotonic() + 300
+        )
+        switch_to(layout, env)
+    return Install(layout, env, version)
+
+
+@pytest.fixture(scope="session")
+def old_install_base(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Install:
+    return _build_install(tmp_path_factory.mktemp("old") / "install", "1.0.0", wheelhouse)
+
+
+@pytest.fixture(scope="session")
+def newest_install_base(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Install:
+    return _build_install(tmp_path_factory.mktemp("newest") / "install", "1.0.1", wheelhouse)
+
+
+@pytest.fixture
+def old_install(old_install_base: Install) -> Iterator[Install]:
+    """An install at 1.0.0, with 1.0.1 and 2.0.0 on offer."""
+    old_install_base.reset()
+    yield old_install_base
+    _kill_processes_mentioning(os.fspath(old_install_base.layout.root))
+
+
+@pytest.fixture
+def newest_install(newest_install_base: Install) -> Iterator[Install]:
+    """An install already at 1.0.1, the newest release within >=1.0,<2."""
+    newest_install_base.reset()
+    yield newest_install_base
+    _kill_processes_mentioning(os.fspath(newest_install_base.layout.root))
+
+
+# --- environments the spawns run with ------------------------------------------------------
+
+
+def _environ(pip: Mapping[str, str], tmp_path: Path, **extra: str) -> dict[str, str]:
+    """This process's environment, its pip settings replaced by `pip`, plus `extra`."""
+    environ = without_pip_configuration(os.environ) | dict(pip)
+    environ["PIP_CACHE_DIR"] = os.fspath(tmp_path / "pip-cache")
+    environ.pop(TIMEOUT_VARIABLE, None)
+    environ[TIMEOUT_VARIABLE] = UPDATE_TIMEOUT
+    return environ | extra
+
+
+@pytest.fixture
+def wheelhouse_environ(wheelhouse: Path, tmp_path: Path) -> dict[str, str]:
+    """Spawns find releases in the wheelhouse directory."""
+    return _environ(wheelhouse_pip_env(wheelhouse), tmp_path)
+
+
+@pytest.fixture
+def index_environ(index: LocalIndex, tmp_path: Path) -> dict[str, str]:
+    """Spawns find releases through the local HTTP index."""
+    pip = {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": index.url, "PIP_TIMEOUT": "300"}
+    # The index is local: a proxy the machine may have configured must not be asked for it.
+    return _environ(pip, tmp_path, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+
+
+@pytest.fixture
+def unreachable_environ(tmp_path: Path) -> dict[str, str]:
+    """Spawns find the index refusing connections."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # Nothing listens on `port` any more. No retries: a refused connection is final.
+    pip = {
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple/",
+        "PIP_RETRIES": "0",
+    }
+    return _environ(pip, tmp_path, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+
+
+# --- spawning and observing ------------------------------------------------------------------
+
+
+Spawn = Callable[[InstallLayout, Mapping[str, str]], ServerProcess]
+
+
+@pytest.fixture
+def spawns() -> Iterator[Spawn]:
+    """Start the registered command; every spawn is killed at teardown if still running."""
+    started: list[ServerProcess] = []
+
+    def spawn(layout: InstallLayout, environ: Mapping[str, str]) -> ServerProcess:
+        process = ServerProcess(layout.start_argv(), environ)
+        started.append(process)
+        return process
+
+    yield spawn
+    for process in started:
+        process.kill()
+
+
+def _initialize(process: ServerProcess) -> str:
+    """Ask `initialize`; return the serverInfo.version of whatever answered."""
+    response = process.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
+    assert response["result"]["protocolVersion"] == "2025-06-18", response
+    version = response["result"]["serverInfo"]["version"]
+    assert isinstance(version, str)
+    return version
+
+
+def _finish(process: ServerProcess) -> None:
+    """End the session; the process exits 0 and its stdout held frames only."""
+    assert process.finish(timeout=WAIT) == 0, process.stderr
+    assert_only_frames(process.lines)
+
+
+def _our_lines(process: ServerProcess) -> list[str]:
+    return [line for line in process.stderr.splitlines() if line.startswith("kinetis-docs:")]
+
+
+def _installed(install: Install) -> str | None:
+    env = current_environment(install.layout)
+    return None if env is None else environment_version(env)
+
+
+def _wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
+    """Poll `condition` until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.005)
+
+
+def _lock_waiters(lock: Path) -> int:
+    """How many processes are blocked in flock on `lock`, from the kernel's lock table."""
+    inode = f":{lock.stat().st_ino}"
+    return sum(
+        1
+        for line in Path("/proc/locks").read_text().splitlines()
+        if "->" in line.split() and "FLOCK" in line and line.split()[-3].endswith(inode)
+    )
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    """Live processes (other than this one) whose command line contains `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _kill_processes_mentioning(text: str) -> None:
+    """Kill what a killed spawn left running (pip runs in a session of its own)."""
+    for pid in _processes_mentioning(text):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    _wait_for(lambda: not _processes_mentioning(text), f"processes using {text} to exit")
+
+
+def _holds_lock(pid: int, lock: Path) -> bool:
+    fds = Path(f"/proc/{pid}/fd")
+    return any(os.path.realpath(fd) == os.path.realpath(lock) for fd in fds.iterdir())
+
+
+# --- the throttle ------------------------------------------------------------------------------
+
+
+def test_a_spawn_within_the_window_serves_the_installed_version_without_updating(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    old_install.set_last_check(DAY - 1)
+    recorded = read_last_check(old_install.layout.last_update_check)
+
+    server = spawns(old_install.layout, wheelhouse_environ)
+    assert _initialize(server) == "1.0.0"
+    _finish(server)
+
+    assert read_last_check(old_install.layout.last_update_check) == recorded
+    assert old_install.envs() == [old_install.original.name]
+    assert _our_lines(server) == []
+
+
+@pytest.mark.parametrize(
+    "last_check",
+    ["more than a day ago", "missing", "garbage", "in the future"],
+)
+def test_a_due_check_that_finds_nothing_newer_builds_nothing_and_records_the_time(
+    newest_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn, last_check: str
+) -> None:
+    stamp = newest_install.layout.last_update_check
+    if last_check == "more than a day ago":
+        newest_install.set_last_check(DAY + 1)
+    elif last_check == "missing":
+        newest_install.set_last_check(None)
+    elif last_check == "garbage":
+        stamp.write_text("not a time\n")
+    else:
+        newest_install.set_last_check(-3600)
+    before = time.time()
+
+    server = spawns(newest_install.layout, wheelhouse_environ)
+    assert _initialize(server) == "1.0.1"
+    _finish(server)
+
+    recorded = read_last_check(stamp)
+    assert recorded is not None
+    assert before <= recorded <= time.time()
+    assert newest_install.envs() == [newest_install.original.name]
+    assert _our_lines(server) == []
+
+
+# --- updating ----------------------------------------------------------------------------------
+
+
+def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
+    old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(DAY + 1)
+    before = time.time()
+
+    server = spawns(layout, index_environ)
+    assert _initialize(server) == "1.0.1"
+    # The lock was released before the new version's server started, and not inherited.
+    assert not _holds_lock(server.process.pid, layout.lock)
+    assert server.request("resources/list", timeout=WAIT)["result"]["resources"]
+    _finish(server)
+
+    assert _installed(old_install) == "1.0.1"
+    assert previous_environment(layout) == old_install.original
+    recorded = read_last_check(layout.last_update_check)
+    assert recorded is not None
+    assert before <= recorded <= time.time()
+    # One resolution and one build, each reading the project's page once.
+    assert index.count(PROJECT_PAGE) == 2
+    assert index.count("/files/kinetis_mcp_docs-2.0.0-py3-none-any.whl") == 0
+
+    # The next spawn is inside the window: it asks the index nothing and serves 1.0.1.
+    again = spawns(layout, index_environ)
+    assert _initialize(again) == "1.0.1"
+    _finish(again)
+    assert index.count(PROJECT_PAGE) == 2
+
+
+def test_an_unreachable_index_still_serves_records_nothing_and_the_next_spawn_retries(
+    old_install: Install,
+    unreachable_environ: dict[str, str],
+    wheelhouse_environ: dict[str, str],
+    spawns: Spawn,
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+
+    offline = spawns(layout, unreachable_environ)
+    assert _initialize(offline) == "1.0.0"
+    _finish(offline)
+    (line,) = _our_lines(offline)
+    assert "could not update" in line
+    assert "1.0.0" in line
+    assert not layout.last_update_check.exists()
+    assert old_install.envs() == [old_install.original.name]
+
+    online = spawns(layout, wheelhouse_environ)
+    assert _initialize(online) == "1.0.1"
+    _finish(online)
+    assert _our_lines(online) == []
+    assert read_last_check(layout.last_update_check) is not None
+
+
+def test_an_update_past_its_deadline_is_abandoned_and_the_installed_version_serves(
+    old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    # The build's request for the project page never gets an answer.
+    index.hold(PROJECT_PAGE, occurrence=2)
+    environ = index_environ | {TIMEOUT_VARIABLE: "2"}
+    started = time.monotonic()
+
+    server = spawns(layout, environ)
+    assert _initialize(server) == "1.0.0"
+    assert time.monotonic() - started < 15
+    # pip was stopped, and the partial environment removed, before the server started.
+    assert old_install.envs() == [old_install.original.name]
+    _wait_for(
+        lambda: _processes_mentioning(os.fspath(layout.root)) == [server.process.pid],
+        "pip's processes to be gone",
+    )
+    _finish(server)
+
+    (line,) = _our_lines(server)
+    assert "could not update" in line
+    assert not layout.last_update_check.exists()
+
+
+def test_an_update_timeout_that_is_not_a_number_skips_the_update_and_serves(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    old_install.set_last_check(None)
+
+    server = spawns(old_install.layout, wheelhouse_environ | {TIMEOUT_VARIABLE: "soon"})
+    assert _initialize(server) == "1.0.0"
+    _finish(server)
+
+    (line,) = _our_lines(server)
+    assert TIMEOUT_VARIABLE in line
+    assert not old_install.layout.last_update_check.exists()
+
+
+# --- the lock ----------------------------------------------------------------------------------
+
+
+def test_twenty_spawns_during_a_slow_update_run_one_update_and_all_answer_from_the_new_version(
+    old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(DAY + 1)
+    # The first resolution stalls until all twenty spawns are in: one holds the lock and
+    # waits on the index, nineteen wait on the lock.
+    stalled = index.hold(PROJECT_PAGE, occurrence=1)
+
+    servers = [spawns(layout, index_environ) for _ in range(20)]
+    for server in servers:
+        server.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
+        )
+    assert stalled.arrived.wait(timeout=WAIT)
+    _wait_for(lambda: _lock_waiters(layout.lock) == 19, "nineteen spawns to wait on the lock")
+    stalled.release.set()
+
+    versions = []
+    for server in servers:
+        response = server.receive(timeout=WAIT)
+        assert response["id"] == 1, response
+        versions.append(response["result"]["serverInfo"]["version"])
+    for server in servers:
+        _finish(server)
+        assert _our_lines(server) == []
+
+    # Every spawn answered from the finished new environment, and only one updated.
+    assert versions == ["1.0.1"] * 20
+    assert index.count(PROJECT_PAGE) == 2
+    assert len(old_install.envs()) == 2
+    assert _installed(old_install) == "1.0.1"
+
+
+def test_a_running_server_does_not_hold_the_lock(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(0)
+
+    first = spawns(layout, wheelhouse_environ)
+    assert _initialize(first) == "1.0.0"
+    assert not _holds_lock(first.process.pid, layout.lock)
+    with update_lock(layout.lock) as state:
+        assert not state.waited
+
+    second = spawns(layout, wheelhouse_environ)
+    assert _initialize(second) == "1.0.0"
+    assert first.process.poll() is None
+    assert first.request("ping", timeout=WAIT)["result"] == {}
+    _finish(second)
+    _finish(first)
+
+
+def test_a_spawn_during_setup_waits_and_starts_from_the_finished_install_without_a_check(
+    old_install: Install,
+    wheelhouse: Path,
+    unreachable_environ: dict[str, str],
+    spawns: Spawn,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    for key in [key for key in os.environ if key.startswith("PIP_")]:
+        monkeypatch.delenv(key)
+    for key, value in wheelhouse_pip_env(wheelhouse).items():
+        monkeypatch.setenv(key, value)
+
+    # This test plays `setup`: it holds the lock while it installs 1.0.1.
+    with update_lock(layout.lock):
+        server = spawns(layout, unreachable_environ)
+        server.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
+        )
+        _wait_for(lambda: _lock_waiters(layout.lock) == 1, "the spawn to wait on the lock")
+        env = build_environment(
+            layout, ["--quiet", "kinetis-mcp-docs==1.0.1"], deadline=time.monotonic() + 300
+        )
+        switch_to(layout, env)
+        installed_at = time.time()
+        record_check(layout.last_update_check, installed_at)
+
+    response = server.receive(timeout=WAIT)
+    assert response["result"]["serverInfo"]["version"] == "1.0.1"
+    _finish(server)
+    # Its index is unreachable: had it checked for an update, it would have said so.
+    assert _our_lines(server) == []
+    assert read_last_check(layout.last_update_check) == installed_at
+
+
+def test_a_spawn_that_waited_does_not_update_even_when_the_holder_recorded_nothing(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+
+    with update_lock(layout.lock):
+        server = spawns(layout, wheelhouse_environ)
+        server.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
+        )
+        _wait_for(lambda: _lock_waiters(layout.lock) == 1, "the spawn to wait on the lock")
+
+    assert server.receive(timeout=WAIT)["result"]["serverInfo"]["version"] == "1.0.0"
+    _finish(server)
+    assert not layout.last_update_check.exists()
+    assert old_install.envs() == [old_install.original.name]
+
+
+# --- killed mid-update -------------------------------------------------------------------------
+
+
+def _stop_when_built(install: Install, index: LocalIndex, updater: ServerProcess) -> None:
+    """Freeze the updater once its build is complete, before it checks or switches."""
+    root = os.fspath(install.layout.root)
+    building = index.hold(PROJECT_PAGE, occurrence=2)
+    assert building.arrived.wait(timeout=WAIT)
+    updater.process.send_signal(signal.SIGSTOP)
+    building.release.set()
+
+    # pip (and the interpreter `pip --python` starts) finish while the updater is frozen.
+    def built() -> bool:
+        return _processes_mentioning(root) == [updater.process.pid]
+
+    _wait_for(built, "the build to finish")
+
+
+@pytest.mark.parametrize("point", ["resolving", "building", "built", "switching"])
+def test_an_updater_killed_mid_update_leaves_an_install_the_next_spawn_serves(  # noqa: PLR0917
+    old_install: Install,
+    index: LocalIndex,
+    index_environ: dict[str, str],
+    unreachable_environ: dict[str, str],
+    spawns: Spawn,
+    point: str,
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    updater = spawns(layout, index_environ)
+
+    if point == "resolving":
+        assert index.hold(PROJECT_PAGE, occurrence=1).arrived.wait(timeout=WAIT)
+    elif point == "building":
+        assert index.hold(PROJECT_PAGE, occurrence=2).arrived.wait(timeout=WAIT)
+        assert len(old_install.envs()) == 2  # the half-built environment exists
+    elif point == "built":
+        _stop_when_built(old_install, index, updater)
+        assert len(old_install.envs()) == 2  # complete, unchecked, not switched
+    else:
+        _wait_for(lambda: current_environment(layout) != old_install.original, "the switch", WAIT)
+    updater.process.send_signal(signal.SIGKILL)
+    updater.process.wait(timeout=WAIT)
+    # What it started (pip in a session of its own) must not race the next spawn.
+    _kill_processes_mentioning(os.fspath(layout.root))
+    updater.kill()
+    assert_only_frames(updater.lines)
+
+    # The next spawn cannot reach an index: it serves whatever the kill left installed.
+    after = spawns(layout, unreachable_environ)
+    version = _initialize(after)
+    _finish(after)
+    assert version in {"1.0.0", "1.0.1"}
+    assert version == _installed(old_install)
+
+    if point == "building":
+        # And once the index is back, the next update succeeds over the leftovers.
+        recovered = spawns(layout, index_environ)
+        assert _initialize(recovered) == "1.0.1"
+        _finish(recovered)
+        assert len(old_install.envs()) == 2
+        assert read_last_check(layout.last_update_check) is not None
+
+
+# --- pinned to its environment ------------------------------------------------------------------
+
+SWITCH_AND_IMPORT = """
+import os, sys
+from kinetis_mcp_docs.installer.start import pin_to_environment
+real = os.path.realpath(sys.prefix)
+if sys.argv[1] == "pin":
+    pin_to_environment(sys.prefix, real)
+root = os.path.dirname(os.path.dirname(real))
+os.makedirs(os.path.join(root, "envs", "elsewhere"))
+os.symlink(os.path.join("envs", "elsewhere"), os.path.join(root, "current.swap"))
+os.replace(os.path.join(root, "current.swap"), os.path.join(root, "current"))
+import importlib.metadata
+import kinetis_mcp_docs.server.fetcher
+import httpx
+print(real)
+print(kinetis_mcp_docs.server.fetcher.__file__)
+print(httpx.__file__)
+print(importlib.metadata.version("kinetis-mcp-docs"))
+"""
+
+
+def _switch_and_import(install: Install, mode: str) -> subprocess.CompletedProcess[str]:
+    python = install.layout.python(install.layout.current)
+    return subprocess.run(
+        [os.fspath(python), "-I", "-c", SWITCH_AND_IMPORT, mode],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+
+
+def test_a_pinned_process_keeps_importing_from_its_own_environment_after_current_moves(
+    old_install: Install,
+) -> None:
+    completed = _switch_and_import(old_install, "pin")
+    assert completed.returncode == 0, completed.stderr
+    real, fetcher, httpx_file, version = completed.stdout.splitlines()
+    assert real == os.path.realpath(old_install.original)
+    assert fetcher.startswith(real + os.sep)
+    assert httpx_file.startswith(real + os.sep)
+    assert version == "1.0.0"
+
+
+def test_without_pinning_a_lazy_import_follows_current_which_is_why_start_pins(
+    old_install: Install,
+) -> None:
+    completed = _switch_and_import(old_install, "no-pin")
+    assert completed.returncode != 0
+    assert "ModuleNotFoundError" in completed.stderr
+
+
+def test_a_serving_spawn_keeps_reading_pages_after_current_moves_away(
+    old_install: Install,
+    docs_origin: DocsOrigin,
+    wheelhouse: Path,
+    tmp_path: Path,
+    spawns: Spawn,
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(0)
+    docs_origin.serve_page("index", "# Kinetis\n")
+    environ = docs_origin.environ(_environ(wheelhouse_pip_env(wheelhouse), tmp_path))
+
+    server = spawns(layout, environ)
+    assert _initialize(server) == "1.0.0"
+    # Another spawn switches `current` to an environment without this package in it.
+    elsewhere = layout.envs / "elsewhere"
+    elsewhere.mkdir()
+    swap = layout.root / "current.swap"
+    swap.symlink_to(Path("envs", "elsewhere"))
+    swap.replace(layout.current)
+
+    # The first page read imports the fetcher and httpx: from the server's own environment.
+    response = server.request("resources/read", {"uri": "kinetis://docs/index"}, timeout=WAIT)
+    assert response["result"]["contents"][0]["text"] == "# Kinetis\n", response
+    _finish(server)
+    shutil.rmtree(elsewhere)
+
+
+# --- the install directory ----------------------------------------------------------------------
+
+
+def test_a_spawn_outside_an_install_directory_fails_with_one_line(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    old_install.layout.marker.unlink()
+
+    server = spawns(old_install.layout, wheelhouse_environ)
+    assert server.finish(timeout=WAIT) == 1
+    assert server.lines == []
+    (line,) = server.stderr.splitlines()
+    assert line.startswith("kinetis-docs: ")
+    assert "kinetis-docs setup" in line
+
+
+def test_a_lock_that_cannot_be_taken_costs_one_line_and_the_installed_version_serves(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    old_install.set_last_check(None)
+    old_install.layout.lock.unlink(missing_ok=True)
+    old_install.layout.lock.mkdir()
+
+    server = spawns(old_install.layout, wheelhouse_environ)
+    assert _initialize(server) == "1.0.0"
+    _finish(server)
+
+    (line,) = _our_lines(server)
+    assert "update lock" in line
+    assert not old_install.layout.last_update_check.exists()

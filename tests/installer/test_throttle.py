@@ -1,0 +1,115 @@
+"""The daily throttle: what counts as due, and how the time is kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.throttle import (
+    WINDOW_SECONDS,
+    is_due,
+    read_last_check,
+    record_check,
+)
+
+NOW = 1_750_000_000.0
+
+
+def test_the_window_is_one_day() -> None:
+    assert WINDOW_SECONDS == 86_400
+
+
+def test_a_check_less_than_a_day_old_is_not_due() -> None:
+    assert not is_due(NOW - 86_399, NOW)
+
+
+def test_a_check_exactly_a_day_old_is_not_yet_due() -> None:
+    assert not is_due(NOW - 86_400, NOW)
+
+
+def test_a_check_more_than_a_day_old_is_due() -> None:
+    assert is_due(NOW - 86_400.001, NOW)
+    assert is_due(NOW - 86_401, NOW)
+
+
+def test_no_recorded_check_is_due() -> None:
+    assert is_due(None, NOW)
+
+
+def test_a_check_recorded_in_the_future_is_due() -> None:
+    assert is_due(NOW + 1, NOW)
+
+
+def test_a_check_recorded_this_instant_is_not_due() -> None:
+    assert not is_due(NOW, NOW)
+
+
+def test_the_window_can_be_given() -> None:
+    assert is_due(NOW - 11, NOW, window=10)
+    assert not is_due(NOW - 10, NOW, window=10)
+
+
+def test_a_recorded_check_reads_back(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-check"
+    record_check(path, NOW)
+    assert read_last_check(path) == NOW
+
+
+def test_a_fractional_time_reads_back_exactly(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-check"
+    record_check(path, 1_750_000_000.123456)
+    assert read_last_check(path) == 1_750_000_000.123456
+
+
+def test_recording_replaces_the_previous_time(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-check"
+    record_check(path, NOW)
+    record_check(path, NOW + 5)
+    assert read_last_check(path) == NOW + 5
+
+
+def test_recording_leaves_no_temporary_file_behind(tmp_path: Path) -> None:
+    record_check(tmp_path / ".last-update-check", NOW)
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == [".last-update-check"]
+
+
+def test_an_integer_written_by_hand_reads_as_that_time(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-check"
+    path.write_text("1750000000\n")
+    assert read_last_check(path) == NOW
+
+
+def test_a_missing_file_reads_as_no_check(tmp_path: Path) -> None:
+    assert read_last_check(tmp_path / ".last-update-check") is None
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\n", b"yesterday\n", b"nan\n", b"inf\n", b"-inf\n", b"\xff\xfe1\n", b"1e999\n"],
+    ids=["empty", "blank", "words", "nan", "inf", "minus-inf", "not-ascii", "overflow"],
+)
+def test_garbage_reads_as_no_check(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / ".last-update-check"
+    path.write_bytes(content)
+    assert read_last_check(path) is None
+
+
+def test_a_huge_file_reads_as_no_check(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-check"
+    path.write_text("1" * 1_000_000)
+    assert read_last_check(path) is None
+
+
+def test_a_directory_in_its_place_reads_as_no_check(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-check"
+    path.mkdir()
+    assert read_last_check(path) is None
+
+
+def test_a_failed_recording_leaves_no_temporary_file_behind(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-check"
+    (path / "in-the-way").mkdir(parents=True)
+    with pytest.raises(IsADirectoryError):
+        record_check(path, NOW)
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == [".last-update-check"]
