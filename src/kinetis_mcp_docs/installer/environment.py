@@ -117,13 +117,14 @@ def base_interpreter() -> Path:
     """The interpreter new environments are made from: this one's base, never a venv's.
 
     Making an environment from a venv's interpreter would tie it to that venv (a `pipx run`
-    cache, say) and break when it goes. Python 3.11+ reports the base as
-    `sys._base_executable`; 3.10 inside a venv reports the venv's own interpreter there, so
-    the base prefix is searched instead.
+    cache, say) and break when it goes. Worse, the updater runs inside an environment it
+    reached through the `current` link: an environment made from `current/bin/python`
+    would point back at `current` and, once switched in, at itself. So inside a venv the
+    base prefix is searched, whatever `sys._base_executable` says (Python 3.10 reports the
+    venv's own interpreter there, as the path it was started by).
     """
     base = Path(getattr(sys, "_base_executable", "") or sys.executable)
-    in_venv = sys.prefix != sys.base_prefix
-    if in_venv and (base.is_relative_to(sys.prefix) or base.is_relative_to(sys.exec_prefix)):
+    if sys.prefix != sys.base_prefix:
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
         for name in (f"python{version}", "python3", "python"):
             candidate = Path(sys.base_exec_prefix) / "bin" / name
