@@ -84,3 +84,16 @@ def clients(session: nox.Session) -> None:
         *session.posargs,
         env={"KINETIS_TEST_CLIENTS_BIN": str(prefix / "node_modules" / ".bin")},
     )
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks beside a peer built on the official MCP Python SDK: one table, and JSON.
+
+    Every figure is measured for this project and for the peer in the same run, so each is
+    a ratio that holds on a loaded machine. The table is printed and written, with the raw
+    samples, to `.bench/results.json`. `mcp` (the peer's SDK) is installed in this session
+    only. `-- --quick` is a smoke run; `-- --only spawn,memory` runs some figures.
+    """
+    session.install("-e", ".[test]", "mcp>=2.3,<3")
+    session.run("python", "-m", "benchmarks.run", *session.posargs)

@@ -6,6 +6,7 @@ import random
 
 from kinetis_mcp_docs.server.lines import (
     MAX_WINDOW_BYTES,
+    line_offset,
     read_window,
     search_lines,
 )
@@ -222,3 +223,33 @@ def test_search_line_numbers_agree_with_windows() -> None:
         window = read_window(text, match.line, 1)
         assert window is not None
         assert window.content.rstrip("\n").rstrip("\r") == match.content
+
+
+def _offset_by_walking(text: str, line: int) -> int | None:
+    """Where line `line` starts, found one newline at a time: the obvious reference."""
+    offset = 0
+    for _ in range(line - 1):
+        offset = text.find("\n", offset) + 1
+        if offset == 0:
+            return None
+    return offset if offset < len(text) else None
+
+
+def test_line_offsets_agree_with_walking_the_page_across_span_boundaries() -> None:
+    rng = random.Random(7)
+    pieces = ["\n", "\n", "a", "\r\n", "\u00e9", "word ", "x" * 300 + "\n"]
+    for size in (0, 1, 15, 16, 17, 255, 257, 4_097, 70_000):
+        text = "".join(rng.choice(pieces) for _ in range(size))
+        newlines = text.count("\n")
+        lines = {1, 2, 3, newlines, newlines + 1, newlines + 2}
+        lines.update(rng.randint(1, newlines + 2) for _ in range(20))
+        for line in lines:
+            assert line_offset(text, line) == _offset_by_walking(text, line), (size, line)
+
+
+def test_a_page_of_two_byte_lines_is_windowed_from_its_end() -> None:
+    text = "x\n" * 2_000_000
+    window = read_window(text, 1_999_900, 200)
+    assert window is not None
+    assert (window.start_line, window.end_line, window.has_more) == (1_999_900, 2_000_000, False)
+    assert window.content == "x\n" * 101

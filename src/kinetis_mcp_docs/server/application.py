@@ -3,20 +3,22 @@
 This is the embeddable core. The stdio server wraps it in JSON-RPC; a host server can
 compose it in its own process and publish the same resources and tools beside its own.
 Errors are this module's exceptions; each host maps them to its own wire.
+
+Importing this module is cheap, because the stdio server imports it on every spawn:
+`json`, `typing` (through `pages`) and the HTTP client are imported on the first page
+read, which pays for the network anyway.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-from typing import TYPE_CHECKING
+from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
 
 from .. import __version__
 from . import catalogue
 from .lines import read_window, search_lines
-from .pages import PageFetchError
 from .tools import READ_DOC, TOOLS, ArgumentError, validate_arguments
 
+TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from .pages import PageSource
 
@@ -65,7 +67,7 @@ class DocsApplication:
 
     def __init__(self, source: PageSource | None = None) -> None:
         self._source = source
-        self._source_lock = threading.Lock()
+        self._source_lock = allocate_lock()
 
     @property
     def server_info(self) -> dict[str, str]:
@@ -124,6 +126,8 @@ class DocsApplication:
                 self._source.close()
 
     def _fetch(self, uri: str, slug: str) -> str:
+        from .pages import PageFetchError  # noqa: PLC0415 - see the module's docstring
+
         source = self._page_source()
         try:
             return source.fetch(slug)
@@ -171,6 +175,8 @@ def _search_document(uri: str, text: str, query: str, start_line: int) -> dict[s
 
 
 def _tool_result(document: dict[str, object], *, is_error: bool) -> dict[str, object]:
+    import json  # noqa: PLC0415 - see the module's docstring
+
     text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
     return {
         "content": [{"type": "text", "text": text}],

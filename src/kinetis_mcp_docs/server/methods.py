@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
 from .application import DocsApplication, InvalidArguments, PageUnavailable, UnknownResource
 from .protocol.dispatch import Method
 from .protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
+
+TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PROTOCOL_VERSION = "2025-06-18"
 

@@ -7,9 +7,11 @@ dicts that `tools/list` publishes, so the two cannot drift apart.
 
 from __future__ import annotations
 
-from typing import Any, cast
-
 from .lines import MAX_LINE_COUNT
+
+TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
+if TYPE_CHECKING:
+    from typing import Any
 
 READ_DOC = "kinetis_read_doc"
 SEARCH_DOC = "kinetis_search_doc"
@@ -100,7 +102,7 @@ def validate_arguments(name: str, arguments: object) -> dict[str, object]:
     tool = _BY_NAME.get(name)
     if tool is None:
         raise ArgumentError(f"Unknown tool: {name}")
-    schema = cast("dict[str, Any]", tool["inputSchema"])
+    schema: dict[str, Any] = _input_schema(tool)
     if not isinstance(arguments, dict):
         raise ArgumentError(f"Invalid arguments for {name}: arguments must be an object.")
     properties: dict[str, dict[str, object]] = schema["properties"]
@@ -120,6 +122,12 @@ def validate_arguments(name: str, arguments: object) -> dict[str, object]:
         elif "default" in rule:
             checked[key] = rule["default"]
     return checked
+
+
+def _input_schema(tool: dict[str, object]) -> dict[str, Any]:
+    schema = tool["inputSchema"]
+    assert isinstance(schema, dict)  # noqa: S101 - the tools above are written that way
+    return schema
 
 
 def _problem(value: object, rule: dict[str, object]) -> str | None:

@@ -4,20 +4,26 @@ Cheap methods run on the reading thread, in arrival order. Methods marked blocki
 (those that reach the network) run on their own threads, at most `max_in_flight` at a
 time, so a `ping` is answered while a slow read is in flight; their answers may
 complete out of order, each written whole.
+
+`threading` is imported with the first blocking request and `traceback` with the first
+bug: neither is needed to answer `initialize`, and both cost start-up time.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
-import traceback
-from collections.abc import Callable
 
 from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 from .framing import FrameWriteError, FrameWriter, Oversized
 from .jsonrpc import ABSENT, EnvelopeError, Request, error_message, parse, result_message
 
-Handler = Callable[[dict[str, object]], object]
+TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable
+
+    Handler = Callable[[dict[str, object]], object]
+    MethodLookup = Callable[[str], "Method | None"]
 
 
 class Method:
@@ -29,8 +35,6 @@ class Method:
         self.handler = handler
         self.blocking = blocking
 
-
-MethodLookup = Callable[[str], "Method | None"]
 
 MAX_IN_FLIGHT = 32
 
@@ -50,7 +54,7 @@ class Dispatcher:
         self._writer = writer
         self._on_fatal = on_fatal
         self._max_in_flight = max_in_flight
-        self._slots = threading.BoundedSemaphore(max_in_flight)
+        self._slots: threading.BoundedSemaphore | None = None
 
     def receive(self, frame: bytes | Oversized) -> None:
         if isinstance(frame, Oversized):
@@ -80,9 +84,15 @@ class Dispatcher:
             self._send(error_message(message.id, error))
             return
         if method.blocking:
+            import threading  # noqa: PLC0415 - see the module's docstring
+
+            if self._slots is None:
+                self._slots = threading.BoundedSemaphore(self._max_in_flight)
             self._slots.acquire()
             worker = threading.Thread(
-                target=self._run_in_slot, args=(message, method, params), daemon=True
+                target=self._run_in_slot,
+                args=(self._slots, message, method, params),
+                daemon=True,
             )
             worker.start()
         else:
@@ -90,16 +100,25 @@ class Dispatcher:
 
     def drain(self) -> None:
         """Wait until every request in flight has been answered."""
+        slots = self._slots
+        if slots is None:
+            return  # nothing ever ran on a thread
         for _ in range(self._max_in_flight):
-            self._slots.acquire()
+            slots.acquire()
         for _ in range(self._max_in_flight):
-            self._slots.release()
+            slots.release()
 
-    def _run_in_slot(self, request: Request, method: Method, params: dict[str, object]) -> None:
+    def _run_in_slot(
+        self,
+        slots: threading.BoundedSemaphore,
+        request: Request,
+        method: Method,
+        params: dict[str, object],
+    ) -> None:
         try:
             self._run(request, method, params)
         finally:
-            self._slots.release()
+            slots.release()
 
     def _run(self, request: Request, method: Method, params: dict[str, object]) -> None:
         try:
@@ -107,6 +126,8 @@ class Dispatcher:
         except RpcError as error:
             answer = error_message(request.id, error)
         except Exception:  # noqa: BLE001 - a bug must cost one answer, not the session
+            import traceback  # noqa: PLC0415 - see the module's docstring
+
             traceback.print_exc(file=sys.stderr)
             answer = error_message(request.id, RpcError(INTERNAL_ERROR, "Internal error"))
         self._send(answer)

@@ -8,8 +8,11 @@ cannot go on (the caller decides what that means).
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
+from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
+
+TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 MAX_PAYLOAD_BYTES = 2 * 1024 * 1024
 READ_CHUNK_BYTES = 64 * 1024
@@ -77,7 +80,7 @@ class FrameWriter:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     def write(self, payload: bytes) -> None:
         frame = memoryview(payload + b"\n")

@@ -6,8 +6,7 @@ without an id is a notification — so the same payload always gets the same ans
 
 from __future__ import annotations
 
-import json
-
+from .codec import dumps, loads
 from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
 
 RequestId = str | int
@@ -53,14 +52,10 @@ ABSENT = object()
 Message = Request | Notification | ClientResponse
 
 
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse(payload: bytes) -> Message:
     """Classify one frame's payload, or raise `EnvelopeError` with the answer to send."""
     try:
-        message = json.loads(payload.decode("utf-8"), parse_constant=_reject_constant)
+        message = loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise EnvelopeError(None, RpcError(PARSE_ERROR, "Parse error")) from None
     if not isinstance(message, dict):
@@ -108,9 +103,9 @@ def _invalid(id: RequestId | None, detail: str) -> EnvelopeError:  # noqa: A002
 def encode(message: dict[str, object]) -> bytes:
     """Compact UTF-8 JSON; escapes only what UTF-8 cannot carry (a lone surrogate)."""
     try:
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return dumps(message).encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(message, separators=(",", ":")).encode("ascii")
+        return dumps(message, ensure_ascii=True).encode("ascii")
 
 
 def result_message(id: RequestId, result: object) -> bytes:  # noqa: A002

@@ -1,0 +1,144 @@
+"""`python -m benchmarks.run`: every figure of issue 5, ours beside the peer, as one table.
+
+Run from the project root, in an environment holding the project with its `test` extra and
+`mcp` (the `bench` nox session builds one). Prints the table and writes it, with the raw
+samples, as JSON (`.bench/results.json` by default).
+
+    python -m benchmarks.run                 # everything (about 80 s on 2 cores)
+    python -m benchmarks.run --quick         # fewer repetitions, a smoke run
+    python -m benchmarks.run --only spawn,throughput
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+from benchmarks import contract
+from benchmarks.figures import FIGURES, Bench, Settings
+from benchmarks.report import Row, X, failed_row, notes, table, write_json
+from benchmarks.stage import PROJECT_ROOT, staged
+from kinetis_mcp_docs import __version__
+
+TARGETS = {
+    "setup": "≤ 3 s",
+    "spawn": f"≤ 4{X} bare, ≥ 8{X} faster than the peer",
+    "throughput": f"≥ 10{X}",
+    "concurrency": f"≤ 2{X} one read",
+    "reuse": "= 1",
+    "large_pages": "≤ 20 ms, linear",
+    "memory": "≤ 16 MiB",
+    "update_day": "≤ 1 s added",
+}
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions: a smoke run")
+    parser.add_argument(
+        "--only",
+        default="",
+        help=f"comma-separated figures to run, of: {', '.join(name for name, _ in FIGURES)}",
+    )
+    parser.add_argument(
+        "--json", type=Path, default=PROJECT_ROOT / ".bench" / "results.json", help="JSON output"
+    )
+    return parser.parse_args(argv)
+
+
+def _versions() -> dict[str, str]:
+    names = ("kinetis-mcp-docs", "mcp", "httpx", "pydantic", "anyio")
+    installed = {
+        (distribution.metadata["Name"] or "").lower(): distribution.version
+        for distribution in metadata.distributions()
+    }
+    return {name: installed.get(name, "not installed") for name in names}
+
+
+def _machine() -> dict[str, object]:
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "system": f"{platform.system()} {platform.machine()}",
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = _arguments(argv)
+    settings = Settings.quick() if options.quick else Settings()
+    chosen = [name for name in options.only.split(",") if name] or [name for name, _ in FIGURES]
+    unknown = set(chosen) - {name for name, _ in FIGURES}
+    if unknown:
+        print(f"unknown figure(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    if {"spawn", "update_day"} & set(chosen) and "setup" not in chosen:
+        chosen.insert(0, "setup")  # they measure the install setup makes
+
+    started = time.monotonic()
+    rows: list[Row] = []
+    cache = PROJECT_ROOT / ".bench" / "cache" / "dependency-wheels"
+    with (
+        tempfile.TemporaryDirectory(prefix="kinetis-bench-") as scratch,
+        staged(Path(scratch), cache) as stage,
+    ):
+        bench = Bench(stage, settings, sys.executable)
+        for name, figure in FIGURES:
+            if name not in chosen:
+                continue
+            print(f"bench: {name} ...", file=sys.stderr, flush=True)
+            begun = time.monotonic()
+            try:
+                rows.extend(figure(bench))
+            except Exception as error:  # one figure failing must not hide the others
+                rows.append(failed_row(name, TARGETS[name], error))
+            print(f"bench: {name} took {time.monotonic() - begun:.1f} s", file=sys.stderr)
+        print("bench: contract probes ...", file=sys.stderr, flush=True)
+        env = stage.environ()
+        kept = {server: contract.probe(command, env) for server, command in bench.servers()}
+
+    elapsed = time.monotonic() - started
+    print()
+    print(table(rows))
+    print()
+    print(notes(rows))
+    print()
+    print(_contract_table(kept))
+    document = {
+        "version": __version__,
+        "machine": _machine(),
+        "versions": _versions(),
+        "quick": options.quick,
+        "elapsed_s": elapsed,
+        "settings": vars(settings),
+        "table": table(rows),
+        "contract": kept,
+    }
+    write_json(options.json, document, rows)
+    print(f"\nwritten to {options.json} ({elapsed:.0f} s)")
+    missed = [row.figure for row in rows if row.met is False]
+    if missed:
+        print(f"targets missed: {len(missed)}", file=sys.stderr)
+    return 0
+
+
+def _contract_table(kept: dict[str, dict[str, bool]]) -> str:
+    lines = [
+        "| contract point | ours | peer (MCP SDK) |",
+        "| --- | --- | --- |",
+    ]
+    for point in kept["ours"]:
+        cells = ["kept" if kept[server][point] else "not kept" for server in ("ours", "peer")]
+        lines.append(f"| {point} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
