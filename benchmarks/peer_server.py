@@ -35,9 +35,14 @@ from pydantic import Field
 
 from kinetis_mcp_docs import __version__
 from kinetis_mcp_docs.server import catalogue
-from kinetis_mcp_docs.server.application import INSTRUCTIONS, SERVER_NAME
+from kinetis_mcp_docs.server.application import (
+    INSTRUCTIONS,
+    SERVER_NAME,
+    search_document,
+    window_document,
+)
 from kinetis_mcp_docs.server.fetcher import ORIGIN_PREFIX
-from kinetis_mcp_docs.server.lines import MAX_LINE_COUNT, read_window, search_lines
+from kinetis_mcp_docs.server.lines import MAX_LINE_COUNT
 from kinetis_mcp_docs.server.tools import MAX_QUERY_LENGTH, TOOLS
 
 if TYPE_CHECKING:
@@ -130,20 +135,10 @@ async def kinetis_read_doc(
     text = await _page_text(uri)
     if text is None:
         return _document(_REFUSED_UNKNOWN, is_error=True)
-    window = read_window(text, startLine, lineCount)
-    if window is None:
+    document = window_document(uri, text, startLine, lineCount)
+    if document is None:
         return _document(_REFUSED_RANGE, is_error=True)
-    return _document(
-        {
-            "status": "ok",
-            "uri": uri,
-            "startLine": window.start_line,
-            "endLine": window.end_line,
-            "hasMore": window.has_more,
-            "content": window.content,
-        },
-        is_error=False,
-    )
+    return _document(document, is_error=False)
 
 
 async def kinetis_search_doc(
@@ -154,20 +149,10 @@ async def kinetis_search_doc(
     text = await _page_text(uri)
     if text is None:
         return _document(_REFUSED_UNKNOWN, is_error=True)
-    found = search_lines(text, query, startLine)
-    if found is None:
+    document = search_document(uri, text, query, startLine)
+    if document is None:
         return _document(_REFUSED_RANGE, is_error=True)
-    return _document(
-        {
-            "status": "ok",
-            "uri": uri,
-            "query": query,
-            "startLine": startLine,
-            "matches": [{"line": match.line, "content": match.content} for match in found.matches],
-            "hasMore": found.has_more,
-        },
-        is_error=False,
-    )
+    return _document(document, is_error=False)
 
 
 def _reader(slug: str) -> Callable[[], Awaitable[str]]:

@@ -21,7 +21,6 @@ import importlib.util
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.exchange import exchange
 from kinetis_mcp_docs.installer.layout import SERVER_MODULE, InstallLayout
-from kinetis_mcp_docs.installer.pip import remaining, run_pip, scrubbed_environment, stderr_fd
+from kinetis_mcp_docs.installer.pip import remaining, run_bounded, run_pip, scrubbed_environment
 
 # `pip --python` appeared in pip 22.3.
 PIP_WITH_PYTHON_OPTION = (22, 3)
@@ -84,33 +83,16 @@ def _create_and_install(
 
 
 def _run_venv(argv: list[str], env: Path, *, deadline: float | None) -> None:
-    left = remaining(deadline)
-    if left is not None and left <= 0:
-        raise InstallerError(f"Could not install {DISTRIBUTION}: the deadline passed.")
-    try:
-        completed = subprocess.run(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=stderr_fd(),
-            stderr=stderr_fd(),
-            env=scrubbed_environment(),
-            timeout=left,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise InstallerError(
-            f"Could not create a Python environment in {env}: it took past the deadline."
-        ) from None
-    except OSError as error:
-        raise InstallerError(
-            f"Could not create a Python environment: {argv[0]} could not be started ({error})."
-        ) from error
-    if completed.returncode != 0:
-        raise InstallerError(
-            f"Could not create a Python environment in {env} (venv exited with status "
-            f"{completed.returncode}). Install your Python's venv support "
-            "(on Debian and Ubuntu: the python3-venv package) and run setup again."
-        )
+    run_bounded(
+        argv,
+        deadline=deadline,
+        what=f"create a Python environment in {env}",
+        name="venv",
+        hint=(
+            ". Install your Python's venv support (on Debian and Ubuntu: the python3-venv"
+            " package) and run setup again"
+        ),
+    )
 
 
 def base_interpreter() -> Path:

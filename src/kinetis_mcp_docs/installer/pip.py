@@ -78,14 +78,26 @@ def run_pip(
         "--disable-pip-version-check",
         *arguments,
     ]
+    run_bounded(argv, deadline=deadline, what=what, name="pip", hint=" (its output is above)")
+
+
+def run_bounded(
+    argv: Sequence[str], *, deadline: float | None, what: str, name: str, hint: str
+) -> None:
+    """Run an installer child (pip, venv) to completion, or raise `InstallerError`.
+
+    Its output goes to stderr and its environment is scrubbed. `name` is how the child is
+    called in a message; `hint` follows its exit status. Past `deadline`, or on any
+    interruption, its whole process group is killed.
+    """
     left = remaining(deadline)
     if left is not None and left <= 0:
         raise InstallerError(f"Could not {what}: no time was left before the deadline.")
     try:
-        # A session of its own, so a timeout or an interrupt can end pip *and* the child
-        # interpreter it starts; stdin closed, so nothing can wait for an answer.
+        # A session of its own, so a timeout or an interrupt can end the child *and* the
+        # interpreter it starts (pip --python); stdin closed, so nothing can wait for an answer.
         process = subprocess.Popen(
-            argv,
+            list(argv),
             stdin=subprocess.DEVNULL,
             stdout=stderr_fd(),
             stderr=stderr_fd(),
@@ -101,16 +113,14 @@ def run_pip(
     except subprocess.TimeoutExpired:
         kill_group(process)
         raise InstallerError(
-            f"Could not {what}: pip did not finish before the deadline and was stopped."
+            f"Could not {what}: {name} did not finish before the deadline and was stopped."
         ) from None
     except BaseException:
-        # Ctrl-C or any other interruption: never leave pip writing behind us.
+        # Ctrl-C or any other interruption: never leave the child writing behind us.
         kill_group(process)
         raise
     if returncode != 0:
-        raise InstallerError(
-            f"Could not {what}: pip exited with status {returncode} (its output is above)."
-        )
+        raise InstallerError(f"Could not {what}: {name} exited with status {returncode}{hint}.")
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:

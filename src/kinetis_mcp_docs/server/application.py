@@ -113,9 +113,9 @@ class DocsApplication:
         text = self._fetch(uri, slug)
         start_line = int(str(checked["startLine"]))
         if name == READ_DOC:
-            document = _window_document(uri, text, start_line, int(str(checked["lineCount"])))
+            document = window_document(uri, text, start_line, int(str(checked["lineCount"])))
         else:
-            document = _search_document(uri, text, str(checked["query"]), start_line)
+            document = search_document(uri, text, str(checked["query"]), start_line)
         if document is None:
             return _tool_result({"status": "line_out_of_range"}, is_error=True)
         return _tool_result(document, is_error=False)
@@ -144,9 +144,10 @@ class DocsApplication:
             return self._source
 
 
-def _window_document(
+def window_document(
     uri: str, text: str, start_line: int, line_count: int
 ) -> dict[str, object] | None:
+    """The `kinetis_read_doc` success document, or None when `start_line` is out of range."""
     window = read_window(text, start_line, line_count)
     if window is None:
         return None
@@ -160,7 +161,8 @@ def _window_document(
     }
 
 
-def _search_document(uri: str, text: str, query: str, start_line: int) -> dict[str, object] | None:
+def search_document(uri: str, text: str, query: str, start_line: int) -> dict[str, object] | None:
+    """The `kinetis_search_doc` success document, or None when `start_line` is out of range."""
     found = search_lines(text, query, start_line)
     if found is None:
         return None
