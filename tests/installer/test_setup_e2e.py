@@ -150,6 +150,11 @@ def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run
     assert float((machine.install / ".last-update-check").read_text())
     (env_name,) = environments(machine.install)
     assert (machine.install / "current").readlink().as_posix() == f"envs/{env_name}"
+    # Installed without pip's compile step, yet left compiled: the updater's pip included.
+    (pip_package,) = (machine.install / "envs" / env_name / "lib").glob(
+        "python3.*/site-packages/pip"
+    )
+    assert list((pip_package / "__pycache__").glob("__init__.*.pyc"))
     # The verification spawn found a fresh timestamp: it built no environment of its own.
     assert assert_answers_four_messages(argv, machine.env) == "1.0.1"
 

@@ -27,6 +27,9 @@ from kinetis_mcp_docs.installer.throttle import record_check
 
 # A first install downloads a handful of wheels; past this something is wrong.
 INSTALL_DEADLINE_SECONDS = 600.0
+# Byte-compiling a fresh environment takes a second or two; past this, leave the rest to
+# first imports rather than keep the user waiting.
+COMPILE_TIMEOUT_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,9 @@ def run_setup(
     layout = InstallLayout(root)
     say(f"Installing {REQUIREMENT} into {root}")
     claim = directory.claim_directory(root, found)
+    compiling: environment.BackgroundCompile | None = None
     try:
-        installed = install(layout, deadline=time.monotonic() + INSTALL_DEADLINE_SECONDS)
+        installed, compiling = install(layout, deadline=time.monotonic() + INSTALL_DEADLINE_SECONDS)
         say(f"Installed version {installed}; verifying it through the command to register")
         argv = layout.start_argv()
         registered_env = registration.registered_environment(client, environ)
@@ -70,12 +74,17 @@ def run_setup(
             argv, registration.launch_environment(client, environ, registered_env)
         )
     except BaseException:
+        if compiling is not None:
+            compiling.stop()
         # A failed first install leaves exactly what was found (see directory.py).
         if claim.first_install:
             directory.roll_back(claim)
         raise
-    say(f"Registering {registration.SERVER_NAME} with {client.label}")
-    registration.register(client, cli, argv, registered_env)
+    try:
+        say(f"Registering {registration.SERVER_NAME} with {client.label}")
+        registration.register(client, cli, argv, registered_env)
+    finally:
+        compiling.finish(timeout=COMPILE_TIMEOUT_SECONDS)
     return SetupResult(client, root, version, argv)
 
 
@@ -103,25 +112,33 @@ def check_python() -> None:
         )
 
 
-def install(layout: InstallLayout, *, deadline: float) -> str:
+def install(layout: InstallLayout, *, deadline: float) -> tuple[str, environment.BackgroundCompile]:
     """Under the lock: write the requirement, build, check, switch, record the time.
 
-    Returns the installed version. The environment serving before (on a re-run) stays
-    untouched until the switch, and stays as `previous` after it.
+    Returns the installed version, and the byte-compile of the new environment still
+    running beside the caller (pip is told not to compile; see `BackgroundCompile`). The
+    environment serving before (on a re-run) stays untouched until the switch, and stays
+    as `previous` after it.
     """
     with update_lock(layout.lock):
         write_requirements(layout)
         env = environment.build_environment(
-            layout, ["-r", os.fspath(layout.requirements)], deadline=deadline
+            layout, ["--no-compile", "-r", os.fspath(layout.requirements)], deadline=deadline
         )
+        compiling = environment.BackgroundCompile(layout, env)
         try:
             version = environment.check_environment(layout, env, deadline=deadline)
         except BaseException:
+            compiling.stop()
             environment.discard(env)
             raise
-        environment.switch_to(layout, env)
-        record_check(layout.last_update_check, time.time())
-    return version
+        try:
+            environment.switch_to(layout, env)
+            record_check(layout.last_update_check, time.time())
+        except BaseException:
+            compiling.stop()
+            raise
+    return version, compiling
 
 
 def write_requirements(layout: InstallLayout) -> None:
