@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.lock import update_lock
+from tests.support.processes import PROC_AVAILABLE, holds_file, lock_waiters, wait_for
 
 TIMEOUT = 30
 
@@ -81,6 +82,12 @@ def test_the_lock_file_stays_after_release(tmp_path: Path) -> None:
     assert lock.is_file()
 
 
+needs_proc = pytest.mark.skipif(
+    not PROC_AVAILABLE, reason="observes the kernel's lock table in /proc"
+)
+
+
+@needs_proc
 def test_a_held_lock_blocks_a_second_process_until_it_is_released(
     tmp_path: Path, processes: list[subprocess.Popen[str]]
 ) -> None:
@@ -93,7 +100,8 @@ def test_a_held_lock_blocks_a_second_process_until_it_is_released(
     second = _holder(lock)
     processes.append(second)
     assert _line(second) == "trying"
-    # Whatever the second process has done by now, it cannot hold the lock.
+    # Released only once the kernel lists the second process as blocked on the lock.
+    wait_for(lambda: lock_waiters(lock) == 1, "the second process to block", TIMEOUT)
     assert second.poll() is None
 
     assert first.stdin is not None
@@ -104,6 +112,7 @@ def test_a_held_lock_blocks_a_second_process_until_it_is_released(
     assert _line(second) == "held waited=True"
 
 
+@needs_proc
 def test_killing_the_holder_releases_the_lock(
     tmp_path: Path, processes: list[subprocess.Popen[str]]
 ) -> None:
@@ -116,12 +125,14 @@ def test_killing_the_holder_releases_the_lock(
     waiter = _holder(lock)
     processes.append(waiter)
     assert _line(waiter) == "trying"
+    wait_for(lambda: lock_waiters(lock) == 1, "the waiter to block", TIMEOUT)
 
     holder.send_signal(signal.SIGKILL)
     holder.wait(timeout=TIMEOUT)
-    assert _line(waiter).startswith("held waited=")
+    assert _line(waiter) == "held waited=True"
 
 
+@needs_proc
 def test_a_child_of_the_holder_does_not_inherit_the_lock(
     tmp_path: Path, processes: list[subprocess.Popen[str]]
 ) -> None:
@@ -134,10 +145,7 @@ def test_a_child_of_the_holder_does_not_inherit_the_lock(
 
     try:
         # The child holds no descriptor of the lock file, whatever the parent passed on.
-        child_fds = Path(f"/proc/{child_pid}/fd")
-        if child_fds.is_dir():
-            targets = {os.path.realpath(entry) for entry in child_fds.iterdir()}
-            assert os.path.realpath(lock) not in targets
+        assert not holds_file(child_pid, lock)
 
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=TIMEOUT)

@@ -15,7 +15,6 @@ original environment is never modified by an update, which is the property under
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import os
 import shutil
@@ -45,12 +44,18 @@ from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE, canonical_name
 from tests.support.origin import DocsOrigin
+from tests.support.processes import (
+    PROC_AVAILABLE,
+    holds_file,
+    kill_processes_mentioning,
+    lock_waiters,
+    processes_mentioning,
+    wait_for,
+)
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess, assert_only_frames
 from tests.support.wheelhouse import wheelhouse_pip_env, without_pip_configuration
 
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/self/cmdline").exists(), reason="observes processes and locks in /proc"
-)
+pytestmark = pytest.mark.skipif(not PROC_AVAILABLE, reason="observes processes and locks in /proc")
 
 DAY = 86_400
 WAIT = 60.0  # the bound on every wait for another process
@@ -168,7 +173,7 @@ class Install:
 
     def reset(self) -> None:
         """Back to exactly as built: `current` on the original, nothing else, no timestamp."""
-        _kill_processes_mentioning(os.fspath(self.layout.root))
+        kill_processes_mentioning(os.fspath(self.layout.root), WAIT)
         assert (self.original / "bin" / "python").exists(), "an update modified the original"
         switch_to(self.layout, self.original)
         self.layout.previous.unlink(missing_ok=True)
@@ -222,7 +227,7 @@ def old_install(old_install_base: Install) -> Iterator[Install]:
     """An install at 1.0.0, with 1.0.1 and 2.0.0 on offer."""
     old_install_base.reset()
     yield old_install_base
-    _kill_processes_mentioning(os.fspath(old_install_base.layout.root))
+    kill_processes_mentioning(os.fspath(old_install_base.layout.root), WAIT)
 
 
 @pytest.fixture
@@ -230,7 +235,7 @@ def newest_install(newest_install_base: Install) -> Iterator[Install]:
     """An install already at 1.0.1, the newest release within >=1.0,<2."""
     newest_install_base.reset()
     yield newest_install_base
-    _kill_processes_mentioning(os.fspath(newest_install_base.layout.root))
+    kill_processes_mentioning(os.fspath(newest_install_base.layout.root), WAIT)
 
 
 # --- environments the spawns run with ------------------------------------------------------
@@ -319,53 +324,6 @@ def _installed(install: Install) -> str | None:
     return None if env is None else environment_version(env)
 
 
-def _wait_for(condition: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
-    """Poll `condition` until it holds; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
-
-
-def _lock_waiters(lock: Path) -> int:
-    """How many processes are blocked in flock on `lock`, from the kernel's lock table."""
-    inode = f":{lock.stat().st_ino}"
-    return sum(
-        1
-        for line in Path("/proc/locks").read_text().splitlines()
-        if "->" in line.split() and "FLOCK" in line and line.split()[-3].endswith(inode)
-    )
-
-
-def _processes_mentioning(text: str) -> list[int]:
-    """Live processes (other than this one) whose command line contains `text`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if text.encode() in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
-def _kill_processes_mentioning(text: str) -> None:
-    """Kill what a killed spawn left running (pip runs in a session of its own)."""
-    for pid in _processes_mentioning(text):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    _wait_for(lambda: not _processes_mentioning(text), f"processes using {text} to exit")
-
-
-def _holds_lock(pid: int, lock: Path) -> bool:
-    fds = Path(f"/proc/{pid}/fd")
-    return any(os.path.realpath(fd) == os.path.realpath(lock) for fd in fds.iterdir())
-
-
 # --- the throttle ------------------------------------------------------------------------------
 
 
@@ -426,7 +384,7 @@ def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
     server = spawns(layout, index_environ)
     assert _initialize(server) == "1.0.1"
     # The lock was released before the new version's server started, and not inherited.
-    assert not _holds_lock(server.process.pid, layout.lock)
+    assert not holds_file(server.process.pid, layout.lock)
     assert server.request("resources/list", timeout=WAIT)["result"]["resources"]
     _finish(server)
 
@@ -486,9 +444,10 @@ def test_an_update_past_its_deadline_is_abandoned_and_the_installed_version_serv
     assert time.monotonic() - started < 15
     # pip was stopped, and the partial environment removed, before the server started.
     assert old_install.envs() == [old_install.original.name]
-    _wait_for(
-        lambda: _processes_mentioning(os.fspath(layout.root)) == [server.process.pid],
+    wait_for(
+        lambda: processes_mentioning(os.fspath(layout.root)) == [server.process.pid],
         "pip's processes to be gone",
+        WAIT,
     )
     _finish(server)
 
@@ -529,7 +488,7 @@ def test_twenty_spawns_during_a_slow_update_run_one_update_and_all_answer_from_t
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
         )
     assert stalled.arrived.wait(timeout=WAIT)
-    _wait_for(lambda: _lock_waiters(layout.lock) == 19, "nineteen spawns to wait on the lock")
+    wait_for(lambda: lock_waiters(layout.lock) == 19, "nineteen spawns to wait on the lock", WAIT)
     stalled.release.set()
 
     versions = []
@@ -556,7 +515,7 @@ def test_a_running_server_does_not_hold_the_lock(
 
     first = spawns(layout, wheelhouse_environ)
     assert _initialize(first) == "1.0.0"
-    assert not _holds_lock(first.process.pid, layout.lock)
+    assert not holds_file(first.process.pid, layout.lock)
     with update_lock(layout.lock) as state:
         assert not state.waited
 
@@ -588,7 +547,7 @@ def test_a_spawn_during_setup_waits_and_starts_from_the_finished_install_without
         server.send(
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
         )
-        _wait_for(lambda: _lock_waiters(layout.lock) == 1, "the spawn to wait on the lock")
+        wait_for(lambda: lock_waiters(layout.lock) == 1, "the spawn to wait on the lock", WAIT)
         env = build_environment(
             layout, ["--quiet", "kinetis-mcp-docs==1.0.1"], deadline=time.monotonic() + 300
         )
@@ -615,7 +574,7 @@ def test_a_spawn_that_waited_does_not_update_even_when_the_holder_recorded_nothi
         server.send(
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
         )
-        _wait_for(lambda: _lock_waiters(layout.lock) == 1, "the spawn to wait on the lock")
+        wait_for(lambda: lock_waiters(layout.lock) == 1, "the spawn to wait on the lock", WAIT)
 
     assert server.receive(timeout=WAIT)["result"]["serverInfo"]["version"] == "1.0.0"
     _finish(server)
@@ -636,9 +595,9 @@ def _stop_when_built(install: Install, index: LocalIndex, updater: ServerProcess
 
     # pip (and the interpreter `pip --python` starts) finish while the updater is frozen.
     def built() -> bool:
-        return _processes_mentioning(root) == [updater.process.pid]
+        return processes_mentioning(root) == [updater.process.pid]
 
-    _wait_for(built, "the build to finish")
+    wait_for(built, "the build to finish", WAIT)
 
 
 @pytest.mark.parametrize("point", ["resolving", "building", "built", "switching"])
@@ -663,11 +622,11 @@ def test_an_updater_killed_mid_update_leaves_an_install_the_next_spawn_serves(  
         _stop_when_built(old_install, index, updater)
         assert len(old_install.envs()) == 2  # complete, unchecked, not switched
     else:
-        _wait_for(lambda: current_environment(layout) != old_install.original, "the switch", WAIT)
+        wait_for(lambda: current_environment(layout) != old_install.original, "the switch", WAIT)
     updater.process.send_signal(signal.SIGKILL)
     updater.process.wait(timeout=WAIT)
     # What it started (pip in a session of its own) must not race the next spawn.
-    _kill_processes_mentioning(os.fspath(layout.root))
+    kill_processes_mentioning(os.fspath(layout.root), WAIT)
     updater.kill()
     assert_only_frames(updater.lines)
 

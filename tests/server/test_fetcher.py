@@ -259,7 +259,8 @@ def test_a_trickling_body_fails_at_the_total_deadline(
     error = fetch_failure(source, "trickle")
 
     assert error.reason == "total deadline of 1.5 s passed"
-    assert 1.5 <= time.monotonic() - started < 3
+    # The whole body would take 10 s: the margin is for a loaded machine.
+    assert 1.5 <= time.monotonic() - started < 6
     # The abandoned connection is closed at the deadline, not left to trickle on.
     answered = origin_monkeypatch.wait_for_finished(page_path("trickle"), timeout=5)
     assert answered.outcome == CLIENT_GONE
@@ -276,11 +277,12 @@ def test_slow_response_headers_fail_at_the_total_deadline_and_free_the_connectio
     error = fetch_failure(source, "slow")
 
     assert error.reason == "total deadline of 1 s passed"
-    assert 1.0 <= time.monotonic() - started < 2.5
+    # The idle timeout alone would take 20 s: the margin is for a loaded machine.
+    assert 1.0 <= time.monotonic() - started < 10
     # Its worker was not left blocked for the 20 s idle timeout: close() has nothing to wait for.
     closing = time.monotonic()
     source.close()
-    assert time.monotonic() - closing < 2
+    assert time.monotonic() - closing < 10
 
 
 @pytest.mark.slow

@@ -1,0 +1,65 @@
+"""What the kernel says about other processes: their command lines, descriptors and locks.
+
+Tests that race real processes wait on these observations instead of sleeping: a process
+is known to be blocked on a lock when the kernel's lock table lists it as a waiter, not
+when it has merely printed that it is about to try. Linux only (`/proc`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PROC_AVAILABLE = Path("/proc/self/cmdline").exists() and Path("/proc/locks").exists()
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float) -> None:
+    """Poll `condition` until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.005)
+
+
+def lock_waiters(lock: Path) -> int:
+    """How many processes are blocked in flock on `lock`, from the kernel's lock table."""
+    inode = f":{lock.stat().st_ino}"
+    return sum(
+        1
+        for line in Path("/proc/locks").read_text().splitlines()
+        if "->" in line.split() and "FLOCK" in line and line.split()[-3].endswith(inode)
+    )
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """Live processes (other than this one) whose command line contains `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def kill_processes_mentioning(text: str, timeout: float) -> None:
+    """Kill every process whose command line contains `text`, and wait until they are gone."""
+    for pid in processes_mentioning(text):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    wait_for(lambda: not processes_mentioning(text), f"processes using {text} to exit", timeout)
+
+
+def holds_file(pid: int, path: Path) -> bool:
+    """Whether process `pid` has a descriptor open on `path`."""
+    fds = Path(f"/proc/{pid}/fd")
+    return any(os.path.realpath(fd) == os.path.realpath(path) for fd in fds.iterdir())
