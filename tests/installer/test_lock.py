@@ -87,36 +87,10 @@ needs_proc = pytest.mark.skipif(
 )
 
 
-@needs_proc
-def test_a_held_lock_blocks_a_second_process_until_it_is_released(
-    tmp_path: Path, processes: list[subprocess.Popen[str]]
-) -> None:
-    lock = tmp_path / ".update.lock"
-    first = _holder(lock)
-    processes.append(first)
-    assert _line(first) == "trying"
-    assert _line(first) == "held waited=False"
-
-    second = _holder(lock)
-    processes.append(second)
-    assert _line(second) == "trying"
-    # Released only once the kernel lists the second process as blocked on the lock.
-    wait_for(lambda: lock_waiters(lock) == 1, "the second process to block", TIMEOUT)
-    assert second.poll() is None
-
-    assert first.stdin is not None
-    first.stdin.write("\n")
-    first.stdin.flush()
-    assert _line(first) == "releasing"
-    # It found the lock held when it arrived, and got it once the first let go.
-    assert _line(second) == "held waited=True"
-
-
-@needs_proc
-def test_killing_the_holder_releases_the_lock(
-    tmp_path: Path, processes: list[subprocess.Popen[str]]
-) -> None:
-    lock = tmp_path / ".update.lock"
+def _holder_and_waiter(
+    lock: Path, processes: list[subprocess.Popen[str]]
+) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
+    """A process holding the lock, and a second one the kernel lists as blocked on it."""
     holder = _holder(lock)
     processes.append(holder)
     assert _line(holder) == "trying"
@@ -125,7 +99,33 @@ def test_killing_the_holder_releases_the_lock(
     waiter = _holder(lock)
     processes.append(waiter)
     assert _line(waiter) == "trying"
-    wait_for(lambda: lock_waiters(lock) == 1, "the waiter to block", TIMEOUT)
+    # Blocked means listed as a waiter in the kernel's lock table, not merely about to try.
+    wait_for(lambda: lock_waiters(lock) == 1, "the second process to block", TIMEOUT)
+    assert waiter.poll() is None
+    return holder, waiter
+
+
+@needs_proc
+def test_a_held_lock_blocks_a_second_process_until_it_is_released(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    lock = tmp_path / ".update.lock"
+    holder, waiter = _holder_and_waiter(lock, processes)
+
+    assert holder.stdin is not None
+    holder.stdin.write("\n")
+    holder.stdin.flush()
+    assert _line(holder) == "releasing"
+    # It found the lock held when it arrived, and got it once the holder let go.
+    assert _line(waiter) == "held waited=True"
+
+
+@needs_proc
+def test_killing_the_holder_releases_the_lock(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    lock = tmp_path / ".update.lock"
+    holder, waiter = _holder_and_waiter(lock, processes)
 
     holder.send_signal(signal.SIGKILL)
     holder.wait(timeout=TIMEOUT)

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -224,25 +225,21 @@ def test_a_body_that_is_not_utf8_is_refused(
 # Time bounds
 
 
-def test_a_stalled_body_fails_after_the_idle_timeout(
-    origin_monkeypatch: DocsOrigin, make_source: MakeSource
+@pytest.mark.parametrize(
+    ("slug", "behaviour"),
+    [
+        ("stalled", {"body": b"# Half a page\n" * 10, "stall_after": 20}),
+        ("silent", {"body": b"late\n", "delay": 60}),
+    ],
+    ids=["a-body-that-stalls", "a-response-that-never-starts"],
+)
+def test_silence_fails_after_the_idle_timeout(
+    origin_monkeypatch: DocsOrigin, make_source: MakeSource, slug: str, behaviour: dict[str, Any]
 ) -> None:
-    origin_monkeypatch.serve(page_path("stalled"), body=b"# Half a page\n" * 10, stall_after=20)
+    origin_monkeypatch.serve(page_path(slug), **behaviour)
     started = time.monotonic()
 
-    error = fetch_failure(make_source(QUICK), "stalled")
-
-    assert error.reason == "no data for 0.5 s"
-    assert 0.5 <= time.monotonic() - started < 5
-
-
-def test_a_response_that_never_starts_fails_after_the_idle_timeout(
-    origin_monkeypatch: DocsOrigin, make_source: MakeSource
-) -> None:
-    origin_monkeypatch.serve(page_path("silent"), body=b"late\n", delay=60)
-    started = time.monotonic()
-
-    error = fetch_failure(make_source(QUICK), "silent")
+    error = fetch_failure(make_source(QUICK), slug)
 
     assert error.reason == "no data for 0.5 s"
     assert 0.5 <= time.monotonic() - started < 5
