@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs import __version__
+from kinetis_mcp_docs.installer import environment
 from kinetis_mcp_docs.installer.environment import (
     base_interpreter,
     build_environment,
@@ -24,6 +25,7 @@ from kinetis_mcp_docs.installer.environment import (
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import InstallLayout
+from kinetis_mcp_docs.installer.pip import pip_runner
 
 
 @pytest.fixture
@@ -128,6 +130,35 @@ def test_a_build_pip_cannot_satisfy_raises_and_leaves_no_partial_environment(
 
     assert error.value.message.startswith("Could not install kinetis-mcp-docs: pip exited")
     assert list(layout.envs.iterdir()) == []
+
+
+@pytest.mark.parametrize("way", ["pip-runner", "pip --python", "ensurepip"])
+def test_a_build_installs_the_newest_release_whichever_way_this_pythons_pip_allows(
+    layout: InstallLayout,
+    wheelhouse_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    way: str,
+) -> None:
+    # The running pip fills the new environment through its runner script when it has one,
+    # through `pip --python` when that script is missing, and an older pip leaves it to the
+    # pip `ensurepip` puts into the environment.
+    for name in [name for name in os.environ if name.startswith("PIP_")]:
+        monkeypatch.delenv(name)
+    for name, value in wheelhouse_env.items():
+        monkeypatch.setenv(name, value)
+    if way == "pip-runner":
+        assert pip_runner() is not None
+    elif way == "pip --python":
+        monkeypatch.setattr(environment, "pip_runner", lambda: None)
+    else:
+        monkeypatch.setattr(environment, "running_pip_supports_python_option", lambda: False)
+
+    env = build_environment(layout, ["--quiet", "kinetis-mcp-docs>=1.0,<2"], deadline=None)
+
+    assert env.parent == layout.envs
+    assert check_environment(layout, env, deadline=time.monotonic() + 60) == "1.0.1"
+    # The environment has a pip of its own, to build its successor with.
+    assert list((env / "lib").glob("python3.*/site-packages/pip/__init__.py"))
 
 
 def test_a_build_past_its_deadline_raises_and_leaves_nothing(layout: InstallLayout) -> None:

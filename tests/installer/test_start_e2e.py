@@ -374,6 +374,47 @@ def test_a_due_check_that_finds_nothing_newer_builds_nothing_and_records_the_tim
 # --- updating ----------------------------------------------------------------------------------
 
 
+# What the fast path may not import: each costs start-up time and none is needed to take the
+# lock, read the throttle and answer `initialize` (the HTTP client comes with the first read).
+HEAVY_MODULES = {
+    "click",
+    "contextlib",
+    "dataclasses",
+    "httpx",
+    "json",
+    "pathlib",
+    "platformdirs",
+    "re",
+    "socket",
+    "ssl",
+    "subprocess",
+    "threading",
+    "typing",
+}
+
+
+def test_a_spawn_within_the_window_imports_only_what_answering_needs(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    old_install.set_last_check(DAY - 1)
+    python, *rest = old_install.layout.start_argv()
+    # The registered command, with the interpreter reporting every import on stderr.
+    server = ServerProcess([python, "-X", "importtime", *rest], wheelhouse_environ)
+    assert _initialize(server) == "1.0.0"
+    _finish(server)
+
+    # Every module imported once `-m` hands over to our code: what runpy and site import
+    # before it is the interpreter's cost, paid by any Python program started this way.
+    imported = [
+        line.rsplit("|", 1)[1].strip()
+        for line in server.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    ]
+    ours = imported[imported.index("kinetis_mcp_docs") :]
+    assert "kinetis_mcp_docs.server.stdio" in ours
+    assert set(ours) & HEAVY_MODULES == set()
+
+
 def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
     old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
 ) -> None:

@@ -9,9 +9,10 @@ Every function here except `check_environment` writes to the install directory a
 run under the update lock.
 
 Speed: a virtual environment is created without pip (a few milliseconds instead of the
-seconds `ensurepip` costs) and filled by the pip of the running interpreter through
-`pip --python <new interpreter>` (pip >= 22.3). pip is a runtime dependency of this
-package, so the installed environment always has one to build its successor with.
+seconds `ensurepip` costs) and filled by the pip of the running interpreter, run by the
+new interpreter through pip's own `__pip-runner__.py` — what `pip --python <new
+interpreter>` does (pip >= 22.3), without starting pip twice. pip is a runtime dependency
+of this package, so the installed environment always has one to build its successor with.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from kinetis_mcp_docs.installer.exchange import exchange
 from kinetis_mcp_docs.installer.layout import SERVER_MODULE, InstallLayout
 from kinetis_mcp_docs.installer.pip import (
     kill_group,
+    pip_runner,
     remaining,
     run_bounded,
     run_pip,
@@ -77,7 +79,15 @@ class BackgroundCompile:
 
     def __init__(self, layout: InstallLayout, env: Path) -> None:
         self._process = subprocess.Popen(
-            [os.fspath(layout.python(env)), "-I", "-m", "compileall", "-q", os.fspath(env / "lib")],
+            [
+                os.fspath(layout.python(env)),
+                "-I",
+                "-m",
+                "compileall",
+                "-q",
+                "-j0",  # one worker per core: the compile is most of setup's critical path
+                os.fspath(env / "lib"),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -110,15 +120,20 @@ def _create_and_install(
     _run_venv([*create, os.fspath(env)], env, deadline=deadline)
     install = ["install", *requirement_args]
     target = layout.python(env)
-    if own_pip:
+    what = f"install {DISTRIBUTION}"
+    runner = pip_runner() if own_pip else None
+    if runner is not None:
+        # What `pip --python` would run, minus pip's own start-up in this process.
+        run_pip(target, install, deadline=deadline, what=what, runner=runner)
+    elif own_pip:
         run_pip(
             sys.executable,
             ["--python", os.fspath(target), *install],
             deadline=deadline,
-            what=f"install {DISTRIBUTION}",
+            what=what,
         )
     else:
-        run_pip(target, install, deadline=deadline, what=f"install {DISTRIBUTION}")
+        run_pip(target, install, deadline=deadline, what=what)
 
 
 def _run_venv(argv: list[str], env: Path, *, deadline: float | None) -> None:

@@ -10,6 +10,7 @@ the install somewhere other than the environment being built.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -63,22 +64,36 @@ def run_pip(
     *,
     deadline: float | None,
     what: str,
+    runner: str | None = None,
 ) -> None:
     """Run `python -m pip <arguments>` to completion, or raise `InstallerError`.
 
+    With `runner` (see `pip_runner`), `python` runs that copy of pip instead of its own.
     `what` names the operation in the error message ("install kinetis-mcp-docs").
     `deadline` is a `time.monotonic()` value; past it the whole process group is killed,
     including the interpreter `pip --python` starts for the target environment.
     """
-    argv = [
-        os.fspath(python),
-        "-m",
-        "pip",
-        "--no-input",
-        "--disable-pip-version-check",
-        *arguments,
-    ]
+    pip = ["-I", runner] if runner is not None else ["-m", "pip"]
+    argv = [os.fspath(python), *pip, "--no-input", "--disable-pip-version-check", *arguments]
     run_bounded(argv, deadline=deadline, what=what, name="pip", hint=" (its output is above)")
+
+
+def pip_runner() -> str | None:
+    """The running interpreter's pip as a script another interpreter can run, if it has one.
+
+    `pip --python X` starts pip here only to run `X __pip-runner__.py ...`: pip's own
+    script that executes exactly this copy of pip inside X's environment. Running that
+    script directly does the same install without first starting pip here, which saves a
+    third of a second on every install. None when pip is missing, older than the script
+    (22.3, the same release as `--python`), or not a directory (a zipped pip).
+    """
+    spec = importlib.util.find_spec("pip")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        candidate = os.path.join(location, "__pip-runner__.py")  # noqa: PTH118 - a str argv
+        if os.path.isfile(candidate):  # noqa: PTH113
+            return candidate
+    return None
 
 
 def run_bounded(

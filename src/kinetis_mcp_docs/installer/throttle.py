@@ -4,12 +4,11 @@ Modelled on pip's self-outdated check: every way the state can be wrong — miss
 unreadable, not a number, from the future — reads as "check now", so a corrupt file can
 delay nothing; and the current time is always passed in, so the edges are testable.
 
-This runs on every spawn, so it sticks to `os` (no pathlib: see `lock.py`).
+This runs on every spawn, so it sticks to `os` (no pathlib or contextlib: see `lock.py`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 
@@ -55,6 +54,8 @@ def record_check(path: str | os.PathLike[str], now: float) -> None:
             os.fsync(file.fileno())
         os.replace(temporary, target)  # noqa: PTH105 - see above
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        try:  # noqa: SIM105 - contextlib is kept off the spawn path
             os.unlink(temporary)  # noqa: PTH108 - see above
+        except FileNotFoundError:
+            pass
         raise
