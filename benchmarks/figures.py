@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.origin import CLIENT_GONE, page_path
+from tests.support.processes import kill_processes_mentioning
 
 from benchmarks import pages
 from benchmarks.report import Row, X, median, ms, summary, times
@@ -27,6 +28,12 @@ from benchmarks.wire import (
     run_to_exit,
     spawn_to_initialize,
     tool_call,
+)
+from kinetis_mcp_docs import __version__
+from kinetis_mcp_docs.installer.environment import (
+    current_environment,
+    installed_version,
+    switch_to,
 )
 from kinetis_mcp_docs.installer.layout import InstallLayout
 
@@ -225,6 +232,57 @@ def update_day(bench: Bench) -> list[Row]:
                 f"median of {len(due)} due spawns ({ms(median(due))}) minus the spawn inside "
                 f"the window that followed each ({ms(median(inside))}); pip resolves against "
                 "the local wheelhouse. The peer has no updater."
+            ),
+        )
+    ]
+
+
+def _next_patch(version: str) -> str:
+    major, minor, patch, *_ = (int(part) for part in version.split("."))
+    return f"{major}.{minor}.{patch + 1}"
+
+
+def update_day_newer(bench: Bench) -> list[Row]:
+    """A due spawn that finds a newer release: resolve, build, check, switch, hand over."""
+    figure = "update-day spawn, a newer release: spawn → `initialize` of the new version"
+    if bench.install is None:
+        raise BenchError(f"no install to update: {bench.install_error}")
+    install = bench.install
+    layout = InstallLayout(install)
+    original = current_environment(layout)
+    if original is None:
+        raise BenchError("the install has no current environment")
+    argv, env = start_argv(install), bench.server_env()
+    newer = _next_patch(__version__)
+    wheel = bench.stage.add_release(newer)
+    took: list[float] = []
+    try:
+        for _ in range(bench.settings.update_spawns):
+            _write_timestamp(install, time.time() - 3 * 86_400)
+            took.append(spawn_to_initialize(argv, env))
+            if installed_version(layout) != newer:
+                raise BenchError(f"the update-day spawn did not install {newer}")
+            # The new environment's detached byte-compile is stopped: it must not load the
+            # next round.
+            kill_processes_mentioning(os.fspath(install), timeout=120)
+            switch_to(layout, original)
+    finally:
+        wheel.unlink()
+        switch_to(layout, original)
+    return [
+        Row(
+            figure,
+            f"{median(took):.2f} s",
+            "—",
+            "—",
+            "—",
+            None,
+            data={"due_s": summary(took)},
+            note=(
+                f"informative: median of {len(took)} due spawns from {__version__} with "
+                f"{newer} in the local wheelhouse, each timed to the `initialize` answer of "
+                f"{newer}'s server; `current` is set back to {__version__} between rounds. The "
+                "update deadline (5 s by default) bounds it; downloads add to it."
             ),
         )
     ]
@@ -586,4 +644,5 @@ FIGURES: Sequence[tuple[str, Callable[[Bench], list[Row]]]] = (
     ("large_pages", large_pages),
     ("memory", memory),
     ("update_day", update_day),
+    ("update_day_newer", update_day_newer),
 )

@@ -82,6 +82,10 @@ class Stage:
         env = self.environ(HOME=os.fspath(home), KINETIS_MCP_DOCS_DIR=os.fspath(directory))
         return run_to_exit(self.setup_argv(), env, SETUP_TIMEOUT), directory
 
+    def add_release(self, version: str) -> Path:
+        """Put this checkout's wheel at `version` into the wheelhouse; returns the wheel."""
+        return build_project_wheel(version, self.wheelhouse, work=self.scratch / f"wheel-{version}")
+
     def plain_install(self) -> float:
         """The yardstick for setup: `python -m venv` with pip, then `pip install` the package.
 

@@ -46,6 +46,7 @@ from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE, canonical_name
 from tests.support.origin import DocsOrigin
 from tests.support.processes import (
     PROC_AVAILABLE,
+    children_of,
     holds_file,
     kill_processes_mentioning,
     lock_waiters,
@@ -443,6 +444,36 @@ def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
     assert _initialize(again) == "1.0.1"
     _finish(again)
     assert index.count(PROJECT_PAGE) == 2
+
+
+def test_an_update_is_byte_compiled_after_the_switch_by_a_process_the_server_does_not_own(
+    old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+
+    server = spawns(layout, index_environ)
+    assert _initialize(server) == "1.0.1"
+    new = current_environment(layout)
+    assert new is not None
+    assert new != old_install.original
+    # The compile was detached before the hand-over: the server has no child to reap.
+    assert children_of(server.process.pid) == []
+
+    # pip installed without compiling; the detached compile fills in its bytecode.
+    def compiled() -> bool:
+        return bool(list(new.glob("lib/python3.*/site-packages/pip/_internal/__pycache__/*.pyc")))
+
+    wait_for(compiled, "the new environment's bytecode", WAIT)
+    # The server runs the new environment's interpreter too (it was exec'd into it).
+    wait_for(
+        lambda: processes_mentioning(os.fspath(new)) == [server.process.pid],
+        "the compile to end",
+        WAIT,
+    )
+    assert server.request("ping", timeout=WAIT)["result"] == {}
+    _finish(server)
+    assert _our_lines(server) == []
 
 
 def test_an_unreachable_index_still_serves_records_nothing_and_the_next_spawn_retries(

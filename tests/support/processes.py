@@ -63,3 +63,23 @@ def holds_file(pid: int, path: Path) -> bool:
     """Whether process `pid` has a descriptor open on `path`."""
     fds = Path(f"/proc/{pid}/fd")
     return any(os.path.realpath(fd) == os.path.realpath(path) for fd in fds.iterdir())
+
+
+def children_of(pid: int) -> list[int]:
+    """The live processes whose parent is `pid`."""
+    return [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _parent_of(entry) == pid
+    ]
+
+
+def _parent_of(entry: Path) -> int | None:
+    try:
+        status = (entry / "status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    return None

@@ -17,6 +17,7 @@ of this package, so the installed environment always has one to build its succes
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
@@ -67,6 +68,12 @@ def build_environment(
     return env
 
 
+def _compile_argv(layout: InstallLayout, env: Path, *, workers: int) -> list[str]:
+    # `-j0` is one worker per core.
+    python = os.fspath(layout.python(env))
+    return [python, "-I", "-m", "compileall", "-q", f"-j{workers}", os.fspath(env / "lib")]
+
+
 class BackgroundCompile:
     """Byte-compiles an environment in a child process while the caller goes on.
 
@@ -79,15 +86,8 @@ class BackgroundCompile:
 
     def __init__(self, layout: InstallLayout, env: Path) -> None:
         self._process = subprocess.Popen(
-            [
-                os.fspath(layout.python(env)),
-                "-I",
-                "-m",
-                "compileall",
-                "-q",
-                "-j0",  # one worker per core: the compile is most of setup's critical path
-                os.fspath(env / "lib"),
-            ],
+            # Every core: the compile is most of setup's critical path.
+            _compile_argv(layout, env, workers=0),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -105,6 +105,37 @@ class BackgroundCompile:
     def stop(self) -> None:
         """End the compile now, as before the environment it writes into is removed."""
         kill_group(self._process)
+
+
+# Starts its argv in a session of its own, with no stdio, and exits: the started process is
+# then nobody's child but init's, so no server that outlives it is left with a zombie.
+_DETACH = (
+    "import subprocess, sys; subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, "
+    "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)"
+)
+_DETACH_TIMEOUT_SECONDS = 10.0
+
+
+def compile_detached(layout: InstallLayout, env: Path) -> None:
+    """Byte-compile `env` in a process that outlives this one; return once it has started.
+
+    For the spawn-time update, which installs with `--no-compile` to stay well inside its
+    deadline and then hands its process over to the new server: the compile must not be
+    waited for, and must not become that server's child. One worker, so the client and
+    the server starting beside it keep a core. Best effort, like `BackgroundCompile`.
+    """
+    python = os.fspath(layout.python(env))
+    # Uncompiled modules are compiled as they are first imported: a failure costs nothing.
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(
+            [python, "-I", "-c", _DETACH, *_compile_argv(layout, env, workers=1)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=scrubbed_environment(),
+            timeout=_DETACH_TIMEOUT_SECONDS,
+            check=False,
+        )
 
 
 def _create_and_install(

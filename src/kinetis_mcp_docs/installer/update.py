@@ -29,6 +29,7 @@ from kinetis_mcp_docs.installer.environment import (
     DISTRIBUTION,
     build_environment,
     check_environment,
+    compile_detached,
     current_environment,
     discard,
     switch_to,
@@ -84,7 +85,10 @@ def update(layout: InstallLayout, *, deadline: float) -> Path | None:
         record_check(layout.last_update_check, time.time())
         return None
     pins = [f"{name}=={version}" for name, version in sorted(resolved.items())]
-    env = build_environment(layout, ["--quiet", "--no-deps", *pins], deadline=deadline)
+    # Compiled after the switch, outside the deadline: pip's compile was half of an update.
+    env = build_environment(
+        layout, ["--quiet", "--no-deps", "--no-compile", *pins], deadline=deadline
+    )
     try:
         _check(layout, env, resolved[DISTRIBUTION], deadline=deadline)
     except BaseException:
@@ -92,6 +96,7 @@ def update(layout: InstallLayout, *, deadline: float) -> Path | None:
         raise
     switch_to(layout, env)
     record_check(layout.last_update_check, time.time())
+    compile_detached(layout, env)
     return env
 
 
