@@ -86,6 +86,12 @@ class Bench:
     def server_env(self) -> dict[str, str]:
         return self.stage.environ()
 
+    def installed(self) -> Path:
+        """The install the setup figure made, for the figures that spawn or update it."""
+        if self.install is None:
+            raise BenchError(f"no install: {self.install_error}")
+        return self.install
+
 
 # --- 7. setup -----------------------------------------------------------------------------
 
@@ -199,9 +205,7 @@ def spawn(bench: Bench) -> list[Row]:
 def update_day(bench: Bench) -> list[Row]:
     """A spawn whose update is due and finds nothing newer, against one inside the window."""
     figure = "update-day spawn, nothing newer: time added"
-    if bench.install is None:
-        raise BenchError(f"no install to update: {bench.install_error}")
-    install = bench.install
+    install = bench.installed()
     argv = start_argv(install)
     env = bench.server_env()
     layout = InstallLayout(install)
@@ -245,9 +249,7 @@ def _next_patch(version: str) -> str:
 def update_day_newer(bench: Bench) -> list[Row]:
     """A due spawn that finds a newer release: resolve, build, check, switch, hand over."""
     figure = "update-day spawn, a newer release: spawn → `initialize` of the new version"
-    if bench.install is None:
-        raise BenchError(f"no install to update: {bench.install_error}")
-    install = bench.install
+    install = bench.installed()
     layout = InstallLayout(install)
     original = current_environment(layout)
     if original is None:
