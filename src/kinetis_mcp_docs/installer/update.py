@@ -5,7 +5,8 @@ install of the requirement (`kinetis-mcp-docs>=1.0,<2`, with every dependency at
 newest allowed version) would contain. If that is exactly what `current` holds, nothing is
 built and the time is recorded. Otherwise a new environment is built beside the installed
 one from those exact pins (`--no-deps`, so pip does not resolve a second time), its server
-is checked offline, and `current` is switched to it in one rename.
+is checked offline, and `current` is switched to it in one rename. pip does not
+byte-compile it: a detached process does that after the switch, outside the deadline.
 
 The whole update runs against one deadline. Past it pip is killed, the partial environment
 removed, and the caller starts the installed server: the install was never touched, and no
