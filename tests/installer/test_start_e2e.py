@@ -33,6 +33,7 @@ import pytest
 
 from kinetis_mcp_docs.installer.environment import (
     build_environment,
+    canonical_name,
     current_environment,
     environment_version,
     previous_environment,
@@ -42,7 +43,7 @@ from kinetis_mcp_docs.installer.environment import (
 from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
-from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE, canonical_name
+from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.support.origin import DocsOrigin
 from tests.support.processes import (
     PROC_AVAILABLE,

@@ -21,6 +21,7 @@ import contextlib
 import importlib.metadata
 import importlib.util
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -45,6 +46,7 @@ PIP_WITH_PYTHON_OPTION = (22, 3)
 # The offline check starts an interpreter and imports the server: seconds, not more.
 CHECK_TIMEOUT_SECONDS = 20.0
 DISTRIBUTION = "kinetis-mcp-docs"
+_SEPARATORS = re.compile(r"[-_.]+")
 
 
 def build_environment(
@@ -385,9 +387,18 @@ def installed_version(layout: InstallLayout) -> str | None:
 
 def environment_version(env: Path) -> str | None:
     """The kinetis-mcp-docs version installed in `env`, from its metadata."""
-    for site_packages in sorted(env.glob("lib/python*/site-packages")):
-        distributions = importlib.metadata.distributions(path=[os.fspath(site_packages)])
-        for distribution in distributions:
-            if (distribution.metadata["Name"] or "").lower().replace("_", "-") == DISTRIBUTION:
-                return distribution.version
-    return None
+    return installed_distributions(env).get(DISTRIBUTION)
+
+
+def installed_distributions(env: Path) -> dict[str, str]:
+    """Every distribution installed in `env`: canonical name -> version, from its metadata."""
+    paths = [os.fspath(path) for path in sorted(env.glob("lib/python*/site-packages"))]
+    return {
+        canonical_name(distribution.metadata["Name"] or ""): distribution.version
+        for distribution in importlib.metadata.distributions(path=paths)
+    }
+
+
+def canonical_name(name: str) -> str:
+    """A distribution name as PEP 503 compares it."""
+    return _SEPARATORS.sub("-", name).lower()

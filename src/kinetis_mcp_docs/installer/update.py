@@ -16,11 +16,9 @@ update is due, which keeps its imports (subprocess, json, venv machinery) off th
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
 import os
-import re
 import tempfile
 import time
 from collections.abc import Mapping
@@ -29,10 +27,12 @@ from pathlib import Path
 from kinetis_mcp_docs.installer.environment import (
     DISTRIBUTION,
     build_environment,
+    canonical_name,
     check_environment,
     compile_detached,
     current_environment,
     discard,
+    installed_distributions,
     switch_to,
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
@@ -44,8 +44,6 @@ TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
 # Codex drops a server that has not started within 10 s, and Claude Code's wait is of the
 # same order. 5 s of updating leaves the other half for the server to start and answer.
 DEFAULT_TIMEOUT_SECONDS = 5.0
-
-_SEPARATORS = re.compile(r"[-_.]+")
 
 
 def update_timeout(environ: Mapping[str, str]) -> float:
@@ -149,17 +147,3 @@ def resolve(layout: InstallLayout, env: Path, *, deadline: float) -> dict[str, s
     if DISTRIBUTION not in resolved:
         raise InstallerError(f"Could not check for a newer {DISTRIBUTION}: pip did not offer it.")
     return resolved
-
-
-def installed_distributions(env: Path) -> dict[str, str]:
-    """Every distribution installed in `env`: canonical name -> version, from its metadata."""
-    paths = [os.fspath(path) for path in sorted(env.glob("lib/python*/site-packages"))]
-    return {
-        canonical_name(distribution.metadata["Name"] or ""): distribution.version
-        for distribution in importlib.metadata.distributions(path=paths)
-    }
-
-
-def canonical_name(name: str) -> str:
-    """A distribution name as PEP 503 compares it."""
-    return _SEPARATORS.sub("-", name).lower()
