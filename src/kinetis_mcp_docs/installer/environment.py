@@ -40,6 +40,7 @@ from kinetis_mcp_docs.installer.pip import (
     run_pip,
     scrubbed_environment,
 )
+from kinetis_mcp_docs.server.methods import PROTOCOL_VERSION
 
 # `pip --python` appeared in pip 22.3.
 PIP_WITH_PYTHON_OPTION = (22, 3)
@@ -270,7 +271,7 @@ def initialize_request(request_id: int) -> dict[str, object]:
         "id": request_id,
         "method": "initialize",
         "params": {
-            "protocolVersion": "2025-06-18",
+            "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {},
             "clientInfo": {"name": "kinetis-docs-installer", "version": "1"},
         },
