@@ -87,14 +87,22 @@ needs_proc = pytest.mark.skipif(
 )
 
 
+def _holding(
+    lock: Path, processes: list[subprocess.Popen[str]], *extra: str
+) -> subprocess.Popen[str]:
+    """A holder process that took the lock without waiting."""
+    holder = _holder(lock, *extra)
+    processes.append(holder)
+    assert _line(holder) == "trying"
+    assert _line(holder) == "held waited=False"
+    return holder
+
+
 def _holder_and_waiter(
     lock: Path, processes: list[subprocess.Popen[str]]
 ) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
     """A process holding the lock, and a second one the kernel lists as blocked on it."""
-    holder = _holder(lock)
-    processes.append(holder)
-    assert _line(holder) == "trying"
-    assert _line(holder) == "held waited=False"
+    holder = _holding(lock, processes)
 
     waiter = _holder(lock)
     processes.append(waiter)
@@ -137,10 +145,7 @@ def test_a_child_of_the_holder_does_not_inherit_the_lock(
     tmp_path: Path, processes: list[subprocess.Popen[str]]
 ) -> None:
     lock = tmp_path / ".update.lock"
-    holder = _holder(lock, "start-a-child")
-    processes.append(holder)
-    assert _line(holder) == "trying"
-    assert _line(holder) == "held waited=False"
+    holder = _holding(lock, processes, "start-a-child")
     child_pid = int(_line(holder))
 
     try:
