@@ -121,6 +121,20 @@ def _document(document: dict[str, Any], *, is_error: bool) -> CallToolResult:
 _REFUSED_UNKNOWN = {"status": "resource_unknown"}
 _REFUSED_RANGE = {"status": "line_out_of_range"}
 
+
+async def _tool_result(
+    uri: str, build: Callable[[str], dict[str, object] | None]
+) -> CallToolResult:
+    """Fetch the page and build the tool's document from it, or the contract's refusal."""
+    text = await _page_text(uri)
+    if text is None:
+        return _document(_REFUSED_UNKNOWN, is_error=True)
+    document = build(text)
+    if document is None:
+        return _document(_REFUSED_RANGE, is_error=True)
+    return _document(document, is_error=False)
+
+
 Uri = Annotated[
     str, Field(min_length=1, description="A catalogue page, e.g. kinetis://docs/index.")
 ]
@@ -132,13 +146,7 @@ async def kinetis_read_doc(
     startLine: StartLine = 1,  # noqa: N803 - the contract's argument names
     lineCount: Annotated[int, Field(ge=1, le=MAX_LINE_COUNT)] = MAX_LINE_COUNT,  # noqa: N803
 ) -> CallToolResult:
-    text = await _page_text(uri)
-    if text is None:
-        return _document(_REFUSED_UNKNOWN, is_error=True)
-    document = window_document(uri, text, startLine, lineCount)
-    if document is None:
-        return _document(_REFUSED_RANGE, is_error=True)
-    return _document(document, is_error=False)
+    return await _tool_result(uri, lambda text: window_document(uri, text, startLine, lineCount))
 
 
 async def kinetis_search_doc(
@@ -146,13 +154,7 @@ async def kinetis_search_doc(
     query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_LENGTH)],
     startLine: StartLine = 1,  # noqa: N803 - the contract's argument names
 ) -> CallToolResult:
-    text = await _page_text(uri)
-    if text is None:
-        return _document(_REFUSED_UNKNOWN, is_error=True)
-    document = search_document(uri, text, query, startLine)
-    if document is None:
-        return _document(_REFUSED_RANGE, is_error=True)
-    return _document(document, is_error=False)
+    return await _tool_result(uri, lambda text: search_document(uri, text, query, startLine))
 
 
 def _reader(slug: str) -> Callable[[], Awaitable[str]]:
