@@ -61,11 +61,10 @@ def _listing(params: dict[str, object], key: str, items: list[dict[str, object]]
 
 
 def _read(application: DocsApplication, params: dict[str, object]) -> object:
-    uri = params.get("uri")
-    if not isinstance(uri, str) or not uri:
-        raise _invalid('"uri" must be a non-empty string.')
     try:
-        return {"contents": [application.read_resource(uri)]}
+        return {"contents": [application.read_resource(params.get("uri"))]}
+    except InvalidArguments as error:
+        raise _invalid(str(error)) from None
     except UnknownResource as error:
         raise RpcError(RESOURCE_NOT_FOUND, str(error), {"uri": error.uri}) from None
     except PageUnavailable as error:
