@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -59,6 +61,21 @@ def test_a_marker_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
     (root / layout.MARKER_NAME).unlink()
     (root / layout.MARKER_NAME).symlink_to(real)
     assert start.install_directory(str(root / "envs" / "one")) is None
+
+
+def test_a_marker_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    root = _install(tmp_path)
+    (root / layout.MARKER_NAME).unlink()
+    os.mkfifo(root / layout.MARKER_NAME)
+    found: list[str | None] = []
+    # Opening a FIFO for reading blocks until a writer comes: the check must not.
+    checking = threading.Thread(
+        target=lambda: found.append(start.install_directory(str(root / "envs" / "one"))),
+        daemon=True,
+    )
+    checking.start()
+    checking.join(timeout=30)
+    assert found == [None]
 
 
 def test_a_marker_that_is_a_directory_is_refused(tmp_path: Path) -> None:

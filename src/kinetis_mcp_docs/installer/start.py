@@ -96,9 +96,11 @@ def install_directory(environment: str) -> str | None:
 
 def _carries_marker(root: str) -> bool:
     # Ownership is the content of a regular file, as `setup` decides it: a symlink or a
-    # directory under that name does not count.
+    # directory under that name does not count. O_NONBLOCK so that a FIFO under that name
+    # is refused by the check below instead of blocking the open, and the spawn, forever.
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(os.path.join(root, MARKER_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(os.path.join(root, MARKER_NAME), flags)
     except OSError:
         return False
     try:
