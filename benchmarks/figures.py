@@ -36,6 +36,7 @@ from kinetis_mcp_docs.installer.environment import (
     switch_to,
 )
 from kinetis_mcp_docs.installer.layout import InstallLayout
+from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
 
 READ_DOC = "kinetis_read_doc"
 SEARCH_DOC = "kinetis_search_doc"
@@ -132,7 +133,7 @@ def setup(bench: Bench) -> list[Row]:
 
 
 def _write_timestamp(install: Path, when: float) -> None:
-    InstallLayout(install).last_update_check.write_text(f"{when!r}\n", encoding="ascii")
+    record_check(InstallLayout(install).last_update_check, when)
 
 
 def start_argv(install: Path) -> list[str]:
@@ -216,8 +217,8 @@ def update_day(bench: Bench) -> list[Row]:
         stale = time.time() - 3 * 86_400
         _write_timestamp(install, stale)
         due.append(spawn_to_initialize(argv, env))
-        recorded = float(layout.last_update_check.read_text(encoding="ascii"))
-        if recorded <= stale:
+        recorded = read_last_check(layout.last_update_check)
+        if recorded is None or recorded <= stale:
             raise BenchError("the update-day spawn did not record a successful check")
         if os.path.realpath(layout.current) != current:
             raise BenchError("the update-day spawn switched `current`: something was newer")
