@@ -44,11 +44,16 @@ def setup(client: str | None) -> None:
 
 
 @main.command()
-def serve() -> None:
+@click.option(
+    "--docs-dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="Serve kinetis://docs/<slug> from DIR/<slug>.md instead of the Kinetis repository.",
+)
+def serve(docs_dir: str | None) -> None:
     """Run the stdio MCP server in this process (no update check)."""
     from kinetis_mcp_docs.server.stdio import main as serve_main  # noqa: PLC0415
 
-    sys.exit(serve_main())
+    sys.exit(serve_main(["--docs-dir", docs_dir] if docs_dir else []))
 
 
 @main.command()

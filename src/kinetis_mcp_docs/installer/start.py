@@ -78,7 +78,8 @@ def main() -> int:
         if os.access(python, os.X_OK):
             sys.stderr.flush()
             # An argv list, no shell; the lock's descriptor is already closed.
-            os.execv(python, [python, "-I", "-m", SERVER_MODULE])  # noqa: S606
+            # The server's own options (`--docs-dir`) go with it, as registered.
+            os.execv(python, [python, "-I", "-m", SERVER_MODULE, *sys.argv[1:]])  # noqa: S606
         _say(f"{root}/{CURRENT_NAME} has no usable Python; serving {__version__} instead.")
     from kinetis_mcp_docs.server.stdio import main as serve  # noqa: PLC0415 - after pinning
 
@@ -172,4 +173,8 @@ def _say(message: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        # Ctrl-C while updating (pip's group is already killed) or waiting for the lock.
+        sys.exit(130)

@@ -1,4 +1,4 @@
-"""`python -m kinetis_mcp_docs.server`: the stdio server, importing no click."""
+"""`python -m kinetis_mcp_docs.server [--docs-dir DIR]`: the stdio server, importing no click."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 
 from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.server.pages import PageFetchError
+from kinetis_mcp_docs.server.pages import MAX_PAGE_BYTES, PageFetchError
 
 ORIGIN_PREFIX = "https://raw.githubusercontent.com/kinetis-dev/kinetis/main/docs/"
 USER_AGENT = f"kinetis-mcp-docs/{__version__}"
@@ -60,7 +60,7 @@ class FetchBounds:
     """Seconds a single network operation may go without progress."""
     total_deadline: float = 30.0
     """Seconds the whole fetch may take, from the call to its return."""
-    max_body_bytes: int = 4 * _MIB
+    max_body_bytes: int = MAX_PAGE_BYTES
     """Decoded body bytes accepted; exactly this many is fine, one more is a failure."""
 
     def __post_init__(self) -> None:

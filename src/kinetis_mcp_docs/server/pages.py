@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+MAX_PAGE_BYTES = 4 * 1024 * 1024
+"""The most bytes of text a page may have, wherever it comes from; one more is a failure."""
+
 
 class PageFetchError(Exception):
     """A page could not be fetched, or its body is not valid UTF-8.

@@ -1,14 +1,83 @@
-"""The stdio server: frames in on stdin, frames out on a private duplicate of stdout."""
+"""The stdio server: frames in on stdin, frames out on a private duplicate of stdout.
+
+`python -m kinetis_mcp_docs.server [--docs-dir DIR]` and `kinetis-docs serve [--docs-dir
+DIR]` both end here. Options are parsed by hand: `argparse` would import `re` and
+`gettext` on every client spawn.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 
+from .. import __version__
 from .application import DocsApplication
 from .methods import method_table
 from .protocol.dispatch import Dispatcher
 from .protocol.framing import FrameWriter, read_frames
+
+TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .pages import PageSource
+
+USAGE = """\
+usage: python -m kinetis_mcp_docs.server [--docs-dir DIR]
+
+The Kinetis documentation MCP server, over stdio: JSON-RPC messages, one per line, on
+stdin; answers on stdout; logs on stderr. An MCP client (Claude Code, Codex) starts it.
+
+options:
+  --docs-dir DIR  read kinetis://docs/<slug> from DIR/<slug>.md instead of fetching it
+                  from the Kinetis repository (for a machine offline, or a checkout)
+  -h, --help      show this message and exit
+"""
+# What a person who started the server in a terminal by mistake needs to know.
+TERMINAL_NOTICE = (
+    "kinetis-docs: this is the Kinetis docs MCP server (kinetis-mcp-docs {version}), "
+    "waiting for JSON-RPC messages on stdin, one per line; an MCP client such as Claude "
+    "Code or Codex starts it for you. End it with Ctrl-D (or Ctrl-C)."
+)
+# The shell's convention for a process ended by SIGINT.
+INTERRUPTED_EXIT = 130
+
+
+class UsageError(Exception):
+    """A command line the server does not accept; the message is one line for stderr."""
+
+
+def parse_docs_dir(argv: Sequence[str]) -> str | None:
+    """The `--docs-dir` value of `argv` as an absolute path, or None; `UsageError` otherwise."""
+    docs_dir: str | None = None
+    arguments = list(argv)
+    while arguments:
+        argument = arguments.pop(0)
+        if argument == "--docs-dir":
+            if not arguments:
+                raise UsageError("--docs-dir needs a directory")
+            value = arguments.pop(0)
+        elif argument.startswith("--docs-dir="):
+            value = argument.partition("=")[2]
+        else:
+            raise UsageError(f"unknown argument {argument!r} (see --help)")
+        if not value:
+            raise UsageError("--docs-dir needs a directory")
+        docs_dir = value
+    if docs_dir is None:
+        return None
+    if not os.path.isdir(docs_dir):  # noqa: PTH112 - pathlib stays off the spawn path
+        raise UsageError(f"--docs-dir {docs_dir}: not a directory")
+    return os.path.abspath(docs_dir)  # noqa: PTH100
+
+
+def page_source(docs_dir: str | None) -> PageSource | None:
+    """The local source for `docs_dir`; None leaves the application its live origin."""
+    if docs_dir is None:
+        return None
+    from .localdocs import LocalPageSource  # noqa: PLC0415 - only with --docs-dir
+
+    return LocalPageSource(docs_dir)
 
 
 def reserve_stdout() -> int:
@@ -38,11 +107,25 @@ def serve(application: DocsApplication, *, input_fd: int, output_fd: int) -> int
     return 0
 
 
-def main() -> int:
-    """Run the server on this process's stdin and stdout."""
-    output_fd = reserve_stdout()
-    application = DocsApplication()
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server on this process's stdin and stdout; `argv` defaults to `sys.argv[1:]`."""
+    arguments = sys.argv[1:] if argv is None else argv
+    if "-h" in arguments or "--help" in arguments:
+        print(USAGE, end="")
+        return 0
     try:
+        docs_dir = parse_docs_dir(arguments)
+    except UsageError as error:
+        print(f"kinetis-docs: {error}", file=sys.stderr, flush=True)
+        return 2
+    output_fd = reserve_stdout()
+    application = DocsApplication(page_source(docs_dir))
+    try:
+        if os.isatty(0):
+            print(TERMINAL_NOTICE.format(version=__version__), file=sys.stderr, flush=True)
         return serve(application, input_fd=0, output_fd=output_fd)
+    except KeyboardInterrupt:
+        # Ctrl-C is how a person ends a server they started by hand: no traceback.
+        return INTERRUPTED_EXIT
     finally:
         application.close()

@@ -1,0 +1,163 @@
+"""The server's own command line, as a person or a client starts it: options, a terminal,
+Ctrl-C, and `--docs-dir` serving a local directory instead of the origin."""
+
+from __future__ import annotations
+
+import os
+import pty
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.server.catalogue import PAGES
+from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND
+from tests.server.conftest import SpawnServer
+from tests.support.origin import DocsOrigin, page_path
+from tests.support.stdio import TIMEOUT, assert_only_frames, module_argv, serve_argv
+
+INDEX = "kinetis://docs/index"
+REPOSITORY_DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.mark.parametrize("argv", [serve_argv(), module_argv()], ids=["serve", "module"])
+def test_docs_dir_serves_every_catalogue_page_from_the_directory_with_no_origin(
+    spawn_server: SpawnServer, argv: list[str]
+) -> None:
+    # No proxy and no reachable origin: every page must come from the directory.
+    env = {**os.environ, "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    server = spawn_server([*argv, "--docs-dir", os.fspath(REPOSITORY_DOCS)], env)
+    for slug, _, _ in PAGES:
+        uri = f"kinetis://docs/{slug}"
+        contents = server.request("resources/read", {"uri": uri})["result"]["contents"][0]
+        assert contents["text"] == (REPOSITORY_DOCS / f"{slug}.md").read_text(encoding="utf-8")
+    window = server.call_tool("kinetis_read_doc", {"uri": "kinetis://docs/index", "lineCount": 1})
+    assert window["result"]["structuredContent"]["endLine"] == 1
+    assert server.finish() == 0
+    assert_only_frames(server.lines)
+
+
+def test_docs_dir_reads_the_file_again_on_every_call_and_keeps_the_catalogue(
+    spawn_server: SpawnServer, tmp_path: Path
+) -> None:
+    (tmp_path / "index.md").write_text("first\n", encoding="utf-8")
+    (tmp_path / "extra.md").write_text("not catalogued\n", encoding="utf-8")
+    server = spawn_server([*module_argv(), f"--docs-dir={tmp_path}"])
+    read = {"uri": "kinetis://docs/index"}
+    assert server.request("resources/read", read)["result"]["contents"][0]["text"] == "first\n"
+    (tmp_path / "index.md").write_text("second\n", encoding="utf-8")
+    assert server.request("resources/read", read)["result"]["contents"][0]["text"] == "second\n"
+    extra = server.request("resources/read", {"uri": "kinetis://docs/extra"})
+    assert extra["error"]["code"] == RESOURCE_NOT_FOUND
+    missing = server.request("resources/read", {"uri": "kinetis://docs/setup"})
+    assert missing["error"] == {
+        "code": INTERNAL_ERROR,
+        "message": 'Could not read "kinetis://docs/setup".',
+    }
+    assert server.finish() == 0
+    assert f"could not read {tmp_path / 'setup.md'}: cannot open the file" in server.stderr
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--docs-dir"], "--docs-dir needs a directory"),
+        (["--docs-dir="], "--docs-dir needs a directory"),
+        (["--docs-dir", "/nonexistent/kinetis-docs"], "not a directory"),
+        (["--port", "1"], "unknown argument '--port'"),
+    ],
+)
+def test_a_bad_command_line_is_one_line_and_exit_2_before_any_frame(
+    arguments: list[str], message: str
+) -> None:
+    completed = subprocess.run(
+        [*module_argv(), *arguments],
+        input=b"",
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert completed.stdout == b""
+    lines = completed.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("kinetis-docs: ")
+    assert message in lines[0]
+
+
+def test_serve_refuses_a_docs_dir_that_is_a_file(tmp_path: Path) -> None:
+    not_a_directory = tmp_path / "file"
+    not_a_directory.write_text("", encoding="utf-8")
+    completed = subprocess.run(
+        [*serve_argv(), "--docs-dir", os.fspath(not_a_directory)],
+        input=b"",
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert b"Traceback" not in completed.stderr
+    assert b"is a file" in completed.stderr
+
+
+def test_help_describes_the_server_and_its_option() -> None:
+    completed = subprocess.run(
+        [*module_argv(), "--help"], capture_output=True, timeout=TIMEOUT, check=True
+    )
+    assert b"--docs-dir DIR" in completed.stdout
+    assert b"MCP server" in completed.stdout
+
+
+def _start_on_a_terminal(argv: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(argv, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(terminal)
+    return process, controller
+
+
+@pytest.mark.parametrize("argv", [serve_argv(), module_argv()], ids=["serve", "module"])
+def test_on_a_terminal_it_says_what_it_is_and_ctrl_c_ends_it_without_a_traceback(
+    argv: list[str],
+) -> None:
+    process, controller = _start_on_a_terminal(argv)
+    try:
+        assert process.stderr is not None
+        notice = process.stderr.readline().decode()
+        assert "MCP server" in notice
+        assert "Ctrl-D" in notice
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=TIMEOUT) == 130
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        os.close(controller)
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert stdout == b""
+    assert b"Traceback" not in stderr
+    assert b"KeyboardInterrupt" not in stderr
+
+
+def test_a_client_sees_no_terminal_notice() -> None:
+    completed = subprocess.run(
+        module_argv(), input=b"", capture_output=True, timeout=TIMEOUT, check=True
+    )
+    assert completed.stderr == b""
+
+
+def test_ctrl_c_during_a_stalled_read_ends_the_server_at_once(
+    spawn_server: SpawnServer, docs_origin: DocsOrigin, origin_env: dict[str, str]
+) -> None:
+    docs_origin.serve(page_path("index"), body=b"# Index\n" * 100, stall_after=8)
+    server = spawn_server(module_argv(), origin_env)
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": INDEX}})
+    docs_origin.wait_for_received(page_path("index"))
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGINT)
+    assert server.process.wait(timeout=TIMEOUT) == 130
+    # Well inside the 10 s idle timeout a stalled read would otherwise take.
+    assert time.monotonic() - started < 5
+    server.kill()
+    assert "Traceback" not in server.stderr
