@@ -1,4 +1,4 @@
-"""Task runner: `nox -s tests`, `lint`, `typecheck`, `bench`."""
+"""Task runner: `nox -s tests`, `lint`, `typecheck`, `bench`, `build`."""
 
 from __future__ import annotations
 
@@ -97,3 +97,28 @@ def bench(session: nox.Session) -> None:
     """
     session.install("-e", ".[test]", "mcp>=2.3,<3")
     session.run("python", "-m", "benchmarks.run", *session.posargs)
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Build the sdist and the wheel into a fresh `dist/` and check them before publishing.
+
+    `python -m build` makes the sdist from the checkout and the wheel from the unpacked sdist,
+    as an installer building from source would; `twine check --strict` checks the metadata
+    an index shows; then the release tests check what each archive holds (the licence, the
+    package and its type marker; in the sdist also the docs and the tests).
+    """
+    dist = Path("dist")
+    shutil.rmtree(dist, ignore_errors=True)
+    session.install("build>=1.2", "twine>=6.1", "pytest>=8")
+    session.run("python", "-m", "build", "--outdir", str(dist), ".")
+    session.run("twine", "check", "--strict", *sorted(str(path) for path in dist.iterdir()))
+    # --noconftest: these tests read archives only; the suite's fixtures (a local HTTPS
+    # origin) and their dependencies are not needed to check what a release holds.
+    session.run(
+        "pytest",
+        "--noconftest",
+        "tests/release",
+        *session.posargs,
+        env={"KINETIS_TEST_DIST_DIR": str(dist.resolve())},
+    )
