@@ -158,7 +158,7 @@ def _wheel_file(wheel: Path, name_in_dist_info: str) -> bytes:
             name
             for name in archive.namelist()
             if name.split("/", 1)[0].endswith(".dist-info")
-            and name.split("/", 1)[1] == name_in_dist_info
+            and _below_top(name) == name_in_dist_info
         )
         return archive.read(member)
 
@@ -166,9 +166,9 @@ def _wheel_file(wheel: Path, name_in_dist_info: str) -> bytes:
 def _sdist_members(sdist: Path) -> list[str]:
     """Member paths below the sdist's one top-level directory."""
     with tarfile.open(sdist) as archive:
-        names = [PurePosixPath(member.name) for member in archive.getmembers() if member.isfile()]
-    assert len({name.parts[0] for name in names}) == 1, "an sdist has one top-level directory"
-    return [PurePosixPath(*name.parts[1:]).as_posix() for name in names]
+        names = [member.name for member in archive.getmembers() if member.isfile()]
+    assert len({name.split("/", 1)[0] for name in names}) == 1, "an sdist has one top directory"
+    return [_below_top(name) for name in names]
 
 
 def _sdist_file(sdist: Path, path: str) -> bytes:
@@ -176,13 +176,17 @@ def _sdist_file(sdist: Path, path: str) -> bytes:
         (member,) = (
             member
             for member in archive.getmembers()
-            if member.isfile()
-            and PurePosixPath(*PurePosixPath(member.name).parts[1:]) == PurePosixPath(path)
+            if member.isfile() and _below_top(member.name) == path
         )
         stream = archive.extractfile(member)
         assert stream is not None
         with stream:
             return stream.read()
+
+
+def _below_top(name: str) -> str:
+    """An archive member's path below its top directory (the sdist's, or the .dist-info)."""
+    return PurePosixPath(*PurePosixPath(name).parts[1:]).as_posix()
 
 
 def _metadata(raw: bytes) -> email.message.Message:
