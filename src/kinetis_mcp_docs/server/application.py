@@ -21,6 +21,8 @@ from .exceptions import DocsError, InvalidArguments, PageUnavailable, UnknownRes
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from .pages import PageSource
+    from .site import SitePages
+    from .tools import Toolset
 
 __all__ = [
     "DocsApplication",
@@ -47,10 +49,14 @@ INSTRUCTIONS = (
 class DocsApplication:
     """The Kinetis docs resources and tools over a page source. Safe to call from threads."""
 
-    def __init__(self, source: PageSource | None = None) -> None:
+    def __init__(self, source: PageSource | None = None, *, pages_root: str | None = None) -> None:
+        """`source` serves the catalogue (the live origin by default). `pages_root`, when
+        given, is the local tree the HTTP route's tools serve instead of the catalogue."""
         self._source = source
         self._source_lock = allocate_lock()
         self._tools = doc_toolset(self._page_text)
+        self._pages_root = pages_root
+        self._site: tuple[SitePages, Toolset] | None = None
 
     @property
     def server_info(self) -> dict[str, str]:
@@ -85,10 +91,34 @@ class DocsApplication:
         """
         return self._tools.call(name, arguments)
 
+    def site_tools(self) -> Toolset:
+        """`search_docs` and `fetch_page` (the HTTP route's tools), over the pages by URL path:
+        the local tree of `pages_root`, else the catalogue read through the page source."""
+        return self._site_parts()[1]
+
     def close(self) -> None:
+        with self._source_lock:
+            site, self._site = self._site, None
+        if site is not None:
+            site[0].close()
         with self._source_lock:
             if self._source is not None:
                 self._source.close()
+
+    def _site_parts(self) -> tuple[SitePages, Toolset]:
+        with self._source_lock:
+            if self._site is None:
+                # Imported here: the stdio server never needs the search index.
+                from .site import CataloguePages, TreePages  # noqa: PLC0415
+                from .site_tools import site_toolset  # noqa: PLC0415
+
+                pages: SitePages = (
+                    CataloguePages(self._page_source)
+                    if self._pages_root is None
+                    else TreePages(self._pages_root)
+                )
+                self._site = (pages, site_toolset(pages))
+            return self._site
 
     def _page_text(self, uri: str) -> str | None:
         """The page `uri` names, fetched now; None, with no fetch, when it names none."""
