@@ -1,0 +1,36 @@
+"""Who may use the route: the bearer token, compared in constant time.
+
+The token is only ever compared, never logged or echoed: a refusal names the reason, not
+what was sent.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+REALM = "kinetis-mcp-docs"
+CHALLENGE = f'Bearer realm="{REALM}"'
+MISSING = "Missing bearer token"
+WRONG = "Invalid bearer token"
+
+
+def presented_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header (scheme case-insensitive)."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip() or None
+
+
+def refusal(expected: str | None, presented: str | None) -> str | None:
+    """None when access is granted, else why not (`MISSING` or `WRONG`)."""
+    if expected is None:
+        return None
+    if presented is None:
+        return MISSING
+    # Bytes: compare_digest on str refuses non-ASCII text, which a header may carry.
+    if not hmac.compare_digest(presented.encode("utf-8"), expected.encode("utf-8")):
+        return WRONG
+    return None
