@@ -50,7 +50,8 @@ class _Page:
         fields, body = split_frontmatter(text)
         self.url = url
         self.title = fields.get("title") or first_heading(body) or url
-        self.body = body.encode("utf-8", "surrogatepass")
+        # Snippets come from the prose: the `# ` title line would only repeat the title.
+        self.body = _without_title_line(body).encode("utf-8", "surrogatepass")
         self.folded_body = body.lower().encode("utf-8", "surrogatepass")
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
@@ -229,15 +230,28 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def first_heading(body: str) -> str:
-    """The text of the first `# ` heading outside code fences, or ''."""
+def _title_line(body: str) -> tuple[int, int] | None:
+    """Where the first `# ` heading line outside code fences starts and ends."""
     fenced = False
-    for line in body.splitlines():
+    start = 0
+    for line in body.splitlines(keepends=True):
         if line.startswith(("```", "~~~")):
             fenced = not fenced
         elif not fenced and line.startswith("# "):
-            return line[2:].strip().rstrip("#").strip()
-    return ""
+            return start, start + len(line)
+        start += len(line)
+    return None
+
+
+def first_heading(body: str) -> str:
+    """The text of the first `# ` heading outside code fences, or ''."""
+    span = _title_line(body)
+    return "" if span is None else body[span[0] + 2 : span[1]].strip().rstrip("#").strip()
+
+
+def _without_title_line(body: str) -> str:
+    span = _title_line(body)
+    return body if span is None else body[: span[0]] + body[span[1] :]
 
 
 def first_paragraph(body: str) -> str:

@@ -1,0 +1,172 @@
+"""A real `kinetis-docs serve --http` subprocess, reached over real sockets on 127.0.0.1.
+
+The server binds port 0 and the test reads the port it got from uvicorn's start-up line on
+stderr, so parallel runs never race for a port. Requests go through `httpx` with
+`trust_env=False`, so no proxy of the machine (or of the docs origin's environment) sits
+between the test and the route.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+TIMEOUT = 30.0
+ROUTE = "/api/mcp"
+_RUNNING = re.compile(r"Uvicorn running on http://(\S+):(\d+) ")
+
+
+def kinetis_docs() -> str:
+    """`kinetis-docs`, the console script of the environment running the tests."""
+    return os.fspath(Path(sys.executable).with_name("kinetis-docs"))
+
+
+def serve_http_argv(*options: str) -> list[str]:
+    return [kinetis_docs(), "serve", "--http", "--port", "0", *options]
+
+
+class HttpServer:
+    """One HTTP server subprocess; its stderr is kept, its port read from it."""
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        self.process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+        )
+        self._stderr = bytearray()
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
+        self.port = self._wait_for_port()
+        self.url = f"http://127.0.0.1:{self.port}{ROUTE}"
+        self.client = httpx.Client(trust_env=False, timeout=TIMEOUT)
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        stderr = self.process.stderr
+        while chunk := stderr.read1(65536):  # type: ignore[attr-defined]
+            with self._changed:
+                self._stderr += chunk
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    @property
+    def stderr(self) -> str:
+        with self._changed:
+            return self._stderr.decode("utf-8", "replace")
+
+    def _wait_for_port(self) -> int:
+        def port() -> int | None:
+            found = _RUNNING.search(self._stderr.decode("utf-8", "replace"))
+            return int(found.group(2)) if found else None
+
+        with self._changed:
+            if not self._changed.wait_for(
+                lambda: port() is not None or not self._reader.is_alive(), TIMEOUT
+            ):
+                raise AssertionError(f"the server did not start in {TIMEOUT} s: {self.stderr}")
+            found = port()
+        if found is None:
+            self.stop()
+            raise AssertionError(f"the server exited: {self.stderr}")
+        return found
+
+    def post(
+        self,
+        message: object,
+        headers: Mapping[str, str] | None = None,
+        *,
+        token: str | None = None,
+    ) -> httpx.Response:
+        """POST one JSON body (already bytes, or encoded here) to the route."""
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        if token is not None:
+            sent["Authorization"] = f"Bearer {token}"
+        # ASCII JSON: a lone surrogate is sent escaped, as a client's JSON would carry it.
+        body = message if isinstance(message, bytes) else json.dumps(message).encode("ascii")
+        return self.client.post(self.url, content=body, headers=sent)
+
+    def rpc(
+        self,
+        method: str,
+        params: object = None,
+        headers: Mapping[str, str] | None = None,
+        *,
+        token: str | None = None,
+        request_id: object = 1,
+    ) -> httpx.Response:
+        message: dict[str, object] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return self.post(message, headers, token=token)
+
+    def call_tool(
+        self, name: str, arguments: object, *, token: str | None = None
+    ) -> dict[str, Any]:
+        """The `result` of a `tools/call` that must succeed at the JSON-RPC level."""
+        response = self.rpc("tools/call", {"name": name, "arguments": arguments}, token=token)
+        assert response.status_code == 200, response.text
+        result = response.json()["result"]
+        assert isinstance(result, dict)
+        return result
+
+    def stop(self) -> int:
+        """SIGINT (as Ctrl-C), then wait; the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            code = self.process.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait(timeout=TIMEOUT)
+        self._reader.join(timeout=TIMEOUT)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+        with contextlib.suppress(AttributeError):
+            self.client.close()
+        return code
+
+
+def tool_text(result: Mapping[str, Any]) -> str:
+    """The one text block of a tool result."""
+    (block,) = result["content"]
+    assert block["type"] == "text"
+    text = block["text"]
+    assert isinstance(text, str)
+    return text
+
+
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write `files` (relative path -> content) under `root`; returns `root`."""
+    for relative, content in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_bytes(content.encode("utf-8"))
+    return root
+
+
+def environ_without(names: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment (or `base`) without `names` and the route's own settings."""
+    env = dict(os.environ if base is None else base)
+    for name in list(env):
+        if name in names or name.startswith("KINETIS_DOCS_") or name.startswith("MCP_"):
+            del env[name]
+    return env
