@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ import httpx
 
 TIMEOUT = 30.0
 ROUTE = "/api/mcp"
+_SETTINGS = ("KINETIS_DOCS_", "MCP_BEARER_TOKEN", "MCP_ENABLED")
 _RUNNING = re.compile(r"Uvicorn running on http://(\S+):(\d+) ")
 
 
@@ -163,10 +164,7 @@ def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
     return root
 
 
-def environ_without(names: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment (or `base`) without `names` and the route's own settings."""
+def clean_environ(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment (or `base`) without any of the route's own settings."""
     env = dict(os.environ if base is None else base)
-    for name in list(env):
-        if name in names or name.startswith("KINETIS_DOCS_") or name.startswith("MCP_"):
-            del env[name]
-    return env
+    return {name: value for name, value in env.items() if not name.startswith(_SETTINGS)}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.http import HttpServer, environ_without, serve_http_argv, write_tree
+from tests.support.http import HttpServer, clean_environ, serve_http_argv, write_tree
 
 StartHttp = Callable[..., HttpServer]
 UNLIMITED = ("--rate-limit", "1000000")
@@ -28,12 +28,18 @@ TREE: dict[str, str | bytes] = {
 
 @pytest.fixture
 def start_http() -> Iterator[StartHttp]:
-    """Start `kinetis-docs serve --http --port 0 OPTIONS...` with an environment; stopped at
-    teardown. Settings of this process's own environment never leak in."""
+    """Start `kinetis-docs serve --http --port 0 OPTIONS...`; stopped at teardown.
+
+    Its environment is `env` (this process's by default) without any route setting, plus
+    `settings` (`MCP_BEARER_TOKEN=...`, say)."""
     started: list[HttpServer] = []
 
-    def start(*options: str, env: Mapping[str, str] | None = None) -> HttpServer:
-        server = HttpServer(serve_http_argv(*options), environ_without((), env))
+    def start(
+        *options: str,
+        env: Mapping[str, str] | None = None,
+        settings: Mapping[str, str] | None = None,
+    ) -> HttpServer:
+        server = HttpServer(serve_http_argv(*options), {**clean_environ(env), **(settings or {})})
         started.append(server)
         return server
 
@@ -50,12 +56,6 @@ def docs_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def tree_server(docs_tree: Path) -> Iterator[HttpServer]:
     """One public route over `docs_tree`, without a token, shared by a module's tests."""
-    server = HttpServer(
-        serve_http_argv("--docs-dir", str(docs_tree), *UNLIMITED), environ_without(())
-    )
+    server = HttpServer(serve_http_argv("--docs-dir", str(docs_tree), *UNLIMITED), clean_environ())
     yield server
     server.stop()
-
-
-def env_with(**variables: str) -> dict[str, str]:
-    return {**environ_without(()), **variables}
