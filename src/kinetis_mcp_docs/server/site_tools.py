@@ -68,7 +68,9 @@ class SearchDocs(Tool):
         self._pages = pages
 
     def call(self, arguments: Arguments) -> Result:
-        query = QUERY.optional(SEARCH_DOCS, arguments)
+        # `null` is an absent query, as the contract's route reads it; a number is refused.
+        present = arguments.get("query") is not None
+        query = QUERY.optional(SEARCH_DOCS, arguments) if present else None
         limit = LIMIT.take(arguments)
         if query is None or not query.split():
             return text_result("Missing or empty query.", is_error=True)
