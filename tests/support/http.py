@@ -1,7 +1,7 @@
 """A real `kinetis-docs serve --http` subprocess, reached over real sockets on 127.0.0.1.
 
 The server binds port 0 and the test reads the port it got from uvicorn's start-up line on
-stderr, so parallel runs never race for a port. Requests go through `httpx` with
+output, so parallel runs never race for a port. Requests go through `httpx` with
 `trust_env=False`, so no proxy of the machine (or of the docs origin's environment) sits
 between the test and the route.
 """
@@ -38,53 +38,54 @@ def serve_http_argv(*options: str) -> list[str]:
 
 
 class HttpServer:
-    """One HTTP server subprocess; its stderr is kept, its port read from it."""
+    """One HTTP server subprocess; its output (stderr and stdout) is kept, its port read there."""
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
         self.process = subprocess.Popen(
             list(argv),
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            # One stream, in order: uvicorn logs to stderr, its access log to stdout.
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             env=dict(env),
         )
-        self._stderr = bytearray()
+        self._output = bytearray()
         self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader = threading.Thread(target=self._read_output, daemon=True)
         self._reader.start()
         self.port = self._wait_for_port()
         self.url = f"http://127.0.0.1:{self.port}{ROUTE}"
         self.client = httpx.Client(trust_env=False, timeout=TIMEOUT)
 
-    def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        stderr = self.process.stderr
-        while chunk := stderr.read1(65536):  # type: ignore[attr-defined]
+    def _read_output(self) -> None:
+        assert self.process.stdout is not None
+        output = self.process.stdout
+        while chunk := output.read1(65536):  # type: ignore[attr-defined]
             with self._changed:
-                self._stderr += chunk
+                self._output += chunk
                 self._changed.notify_all()
         with self._changed:
             self._changed.notify_all()
 
     @property
-    def stderr(self) -> str:
+    def output(self) -> str:
         with self._changed:
-            return self._stderr.decode("utf-8", "replace")
+            return self._output.decode("utf-8", "replace")
 
     def _wait_for_port(self) -> int:
         def port() -> int | None:
-            found = _RUNNING.search(self._stderr.decode("utf-8", "replace"))
+            found = _RUNNING.search(self._output.decode("utf-8", "replace"))
             return int(found.group(2)) if found else None
 
         with self._changed:
             if not self._changed.wait_for(
                 lambda: port() is not None or not self._reader.is_alive(), TIMEOUT
             ):
-                raise AssertionError(f"the server did not start in {TIMEOUT} s: {self.stderr}")
+                raise AssertionError(f"the server did not start in {TIMEOUT} s: {self.output}")
             found = port()
         if found is None:
             self.stop()
-            raise AssertionError(f"the server exited: {self.stderr}")
+            raise AssertionError(f"the server exited: {self.output}")
         return found
 
     def post(
@@ -95,9 +96,9 @@ class HttpServer:
         token: str | None = None,
     ) -> httpx.Response:
         """POST one JSON body (already bytes, or encoded here) to the route."""
-        sent = {"Content-Type": "application/json", **(headers or {})}
+        sent: dict[str, str | bytes] = {"Content-Type": "application/json", **(headers or {})}
         if token is not None:
-            sent["Authorization"] = f"Bearer {token}"
+            sent["Authorization"] = f"Bearer {token}".encode()  # UTF-8, as clients send it
         # ASCII JSON: a lone surrogate is sent escaped, as a client's JSON would carry it.
         body = message if isinstance(message, bytes) else json.dumps(message).encode("ascii")
         return self.client.post(self.url, content=body, headers=sent)
@@ -136,8 +137,8 @@ class HttpServer:
             self.process.kill()
             code = self.process.wait(timeout=TIMEOUT)
         self._reader.join(timeout=TIMEOUT)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         with contextlib.suppress(AttributeError):
             self.client.close()
         return code

@@ -30,7 +30,8 @@ def refusal(expected: str | None, presented: str | None) -> str | None:
         return None
     if presented is None:
         return MISSING
-    # Bytes: compare_digest on str refuses non-ASCII text, which a header may carry.
-    if not hmac.compare_digest(presented.encode("utf-8"), expected.encode("utf-8")):
+    # Header text is decoded as Latin-1, byte for byte: encoding it back gives the bytes
+    # the client sent, compared with the token's UTF-8 (compare_digest refuses non-ASCII str).
+    if not hmac.compare_digest(presented.encode("latin-1"), expected.encode("utf-8")):
         return WRONG
     return None
