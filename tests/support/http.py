@@ -96,9 +96,12 @@ class HttpServer:
         token: str | None = None,
     ) -> httpx.Response:
         """POST one JSON body (already bytes, or encoded here) to the route."""
-        sent: dict[str, str | bytes] = {"Content-Type": "application/json", **(headers or {})}
+        sent = {b"content-type": b"application/json"}
+        sent.update(
+            (name.lower().encode(), value.encode()) for name, value in (headers or {}).items()
+        )
         if token is not None:
-            sent["Authorization"] = f"Bearer {token}".encode()  # UTF-8, as clients send it
+            sent[b"authorization"] = f"Bearer {token}".encode()  # UTF-8, as clients send it
         # ASCII JSON: a lone surrogate is sent escaped, as a client's JSON would carry it.
         body = message if isinstance(message, bytes) else json.dumps(message).encode("ascii")
         return self.client.post(self.url, content=body, headers=sent)

@@ -31,7 +31,7 @@ def _post_with_authorization(server: HttpServer, authorization: str) -> httpx.Re
     return server.client.post(
         server.url,
         content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
-        headers={"Content-Type": "application/json", "Authorization": authorization.encode()},
+        headers={b"content-type": b"application/json", b"authorization": authorization.encode()},
     )
 
 
