@@ -40,7 +40,7 @@ def serve_http_argv(*options: str) -> list[str]:
 class HttpServer:
     """One HTTP server subprocess; its output (stderr and stdout) is kept, its port read there."""
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str], *, workers: int = 1) -> None:
         self.process = subprocess.Popen(
             list(argv),
             stdin=subprocess.DEVNULL,
@@ -53,7 +53,7 @@ class HttpServer:
         self._changed = threading.Condition()
         self._reader = threading.Thread(target=self._read_output, daemon=True)
         self._reader.start()
-        self.port = self._wait_for_port()
+        self.port = self._wait_for_port(workers)
         self.url = f"http://127.0.0.1:{self.port}{ROUTE}"
         self.client = httpx.Client(trust_env=False, timeout=TIMEOUT)
 
@@ -72,10 +72,15 @@ class HttpServer:
         with self._changed:
             return self._output.decode("utf-8", "replace")
 
-    def _wait_for_port(self) -> int:
+    def _wait_for_port(self, workers: int) -> int:
+        """The port, once every worker has started (a parent names it before they have)."""
+
         def port() -> int | None:
-            found = _RUNNING.search(self._output.decode("utf-8", "replace"))
-            return int(found.group(2)) if found else None
+            text = self._output.decode("utf-8", "replace")
+            found = _RUNNING.search(text)
+            if found is None or text.count("Application startup complete.") < workers:
+                return None
+            return int(found.group(2))
 
         with self._changed:
             if not self._changed.wait_for(

@@ -39,7 +39,9 @@ def start_http() -> Iterator[StartHttp]:
         env: Mapping[str, str] | None = None,
         settings: Mapping[str, str] | None = None,
     ) -> HttpServer:
-        server = HttpServer(serve_http_argv(*options), {**clean_environ(env), **(settings or {})})
+        workers = int(options[options.index("--workers") + 1]) if "--workers" in options else 1
+        environ = {**clean_environ(env), **(settings or {})}
+        server = HttpServer(serve_http_argv(*options), environ, workers=workers)
         started.append(server)
         return server
 
