@@ -1,12 +1,18 @@
-"""The catalogue's search index: rebuilt at most every ttl, the old one answering meanwhile."""
+"""The search indexes of the page sets: the catalogue's rebuilt at most every ttl (the old one
+answering meanwhile), a tree's brought up to date on every search."""
 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
+import pytest
+
+from kinetis_mcp_docs.server import site
 from kinetis_mcp_docs.server.catalogue import PAGES
 from kinetis_mcp_docs.server.pages import PageFetchError
-from kinetis_mcp_docs.server.site import CataloguePages
+from kinetis_mcp_docs.server.site import CataloguePages, TreePages
+from kinetis_mcp_docs.server.tree_watch import TreeWatch
 
 
 class GatedSource:
@@ -58,3 +64,35 @@ def test_within_the_ttl_nothing_is_fetched_again() -> None:
     pages.search("words", 5)
     pages.close()
     assert source.fetched == fetched == len(PAGES)
+
+
+def _hits(pages: TreePages, query: str) -> list[str]:
+    return [hit.url for hit in pages.search(query, 20)]
+
+
+def test_a_tree_sees_a_change_on_the_next_search_with_inotify_and_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for watched in (True, False):
+        if not watched:
+
+            def unavailable() -> TreeWatch:
+                raise OSError("inotify is not available here")
+
+            monkeypatch.setattr(site, "TreeWatch", unavailable)
+        root = tmp_path / str(watched)
+        (root / "sub").mkdir(parents=True)
+        (root / "sub" / "a.md").write_text("# A\nfirst\n", encoding="utf-8")
+        pages = TreePages(str(root))
+        try:
+            assert _hits(pages, "first") == ["/sub/a"]
+            assert (pages._watch is not None) is watched
+            (root / "sub" / "a.md").write_text("# A\nsecond\n", encoding="utf-8")
+            assert _hits(pages, "first") == []
+            (root / "new").mkdir()
+            (root / "new" / "index.md").write_text("# N\nsecond\n", encoding="utf-8")
+            assert _hits(pages, "second") == ["/new", "/sub/a"]
+            (root / "sub" / "a.md").unlink()
+            assert _hits(pages, "second") == ["/new"]
+        finally:
+            pages.close()

@@ -19,14 +19,18 @@ UTF-8 bytes agree with those on code points.
 
 from __future__ import annotations
 
+import heapq
 import re
+import zlib
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 SNIPPET_LENGTH = 240
 TITLE_WEIGHT = 4
 MATCH_WEIGHT = 1
 _CACHED_RUNS = 1024
+_MAX_SCORE = 1 << 30
 _SNIPPET_LEAD = 60
 
 _WORD = re.compile(r"\w+")
@@ -51,7 +55,8 @@ class _Page:
         self.url = url
         self.title = fields.get("title") or first_heading(body) or url
         # Snippets come from the prose: the `# ` title line would only repeat the title.
-        self.body = _without_title_line(body).encode("utf-8", "surrogatepass")
+        # Compressed: only the few pages a search returns are ever read back.
+        self.body = zlib.compress(_without_title_line(body).encode("utf-8", "surrogatepass"), 1)
         self.folded_body = body.lower().encode("utf-8", "surrogatepass")
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
@@ -67,13 +72,23 @@ class SearchIndex:
         self._free: list[int] = []  # slots of removed pages, for reuse
         self._next_slot = 0
         self._every = 0  # bitmask of every slot in use
-        self._words: dict[str, int] = {}  # word -> bitmask of the slots holding it
-        self._words_of: dict[int, frozenset[str]] = {}
+        # word -> bitmask of the slots holding it. A page's own word set is not kept (it
+        # would take several times the text): removing a page finds its words again.
+        self._words: dict[str, int] = {}
         self._vocabulary = ""
         self._starts: list[int] = []
         self._ordered: list[str] = []
         self._stale_vocabulary = False
         self._runs: dict[str, int] = {}
+        # Every page's folded title and URL on one line each, in slot order, for one `find`
+        # per token instead of a test per page; rebuilt after a change.
+        self._labels = ""
+        self._label_starts: list[int] = []
+        self._label_slots: list[int] = []
+        self._title_ends: list[int] = []
+        self._by_rank: list[int] = []  # slots in URL order
+        self._url_rank: dict[int, int] = {}
+        self._stale_labels = False
 
     def __len__(self) -> int:
         return len(self._pages)
@@ -90,9 +105,8 @@ class SearchIndex:
             slot = self._next_slot
             self._next_slot += 1
         page = _Page(url, text)
-        words = frozenset(_WORD.findall(page.folded_body.decode("utf-8", "surrogatepass")))
         bit = 1 << slot
-        for word in words:
+        for word in _words_in(page):
             held = self._words.get(word)
             if held is None:
                 self._stale_vocabulary = True
@@ -102,15 +116,15 @@ class SearchIndex:
         self._pages[slot] = page
         self._every |= bit
         self._slot_of[url] = slot
-        self._words_of[slot] = words
         self._runs.clear()
+        self._stale_labels = True
 
     def remove(self, url: str) -> None:
         slot = self._slot_of.pop(url, None)
         if slot is None:
             return
         bit = 1 << slot
-        for word in self._words_of.pop(slot):
+        for word in _words_in(self._pages[slot]):
             left = self._words[word] & ~bit
             if left:
                 self._words[word] = left
@@ -121,6 +135,7 @@ class SearchIndex:
         self._every &= ~bit
         self._free.append(slot)
         self._runs.clear()
+        self._stale_labels = True
 
     def search(self, query: str, limit: int) -> list[Hit]:
         """The best `limit` pages for `query`, best first."""
@@ -128,25 +143,64 @@ class SearchIndex:
         scores: dict[int, int] = {}
         for token in dict.fromkeys(tokens):  # a repeated token scores again, found once
             weight = tokens.count(token)
-            folded = token.encode("utf-8", "surrogatepass")
-            in_body = self._candidates(token)
+            in_title, in_url = self._label_hits(token)
+            in_body = self._candidates(token) & self._every
+            if _WORD.fullmatch(token) is None:
+                # Beyond one run of word characters the candidates are a superset: check.
+                folded = token.encode("utf-8", "surrogatepass")
+                checked = 0
+                for slot in _slots(in_body & ~(in_title | in_url)):
+                    if folded in self._pages[slot].folded_body:
+                        checked |= 1 << slot
+                in_body = checked
+            found = in_url | in_body
+            for slot in _slots(in_title):
+                scores[slot] = scores.get(slot, 0) + (TITLE_WEIGHT + MATCH_WEIGHT) * weight
+            for slot in _slots(found & ~in_title):
+                scores[slot] = scores.get(slot, 0) + MATCH_WEIGHT * weight
+        self._refresh_labels()
+        rank = self._url_rank
+        # One integer per page orders by score, then URL: the top few come out of a heap.
+        keys = [(_MAX_SCORE - score) << 32 | rank[slot] for slot, score in scores.items()]
+        hits = []
+        for key in heapq.nsmallest(limit, keys):
+            page = self._pages[self._by_rank[key & 0xFFFFFFFF]]
+            hits.append(
+                Hit(page.title, page.url, self._snippet(page, tokens), _MAX_SCORE - (key >> 32))
+            )
+        return hits
+
+    def _label_hits(self, token: str) -> tuple[int, int]:
+        """Bitmasks of the pages whose title, and whose URL, contains `token`."""
+        self._refresh_labels()
+        in_title = in_url = 0
+        found = self._labels.find(token)
+        while found >= 0:
+            index = bisect_right(self._label_starts, found) - 1
+            bit = 1 << self._label_slots[index]
+            if found < self._title_ends[index]:
+                in_title |= bit
+            else:
+                in_url |= bit
+            found = self._labels.find(token, found + 1)
+        return in_title, in_url
+
+    def _refresh_labels(self) -> None:
+        if self._stale_labels:
+            self._by_rank = sorted(self._pages, key=lambda slot: self._pages[slot].url)
+            self._url_rank = {slot: rank for rank, slot in enumerate(self._by_rank)}
+            lines = []
+            self._label_starts, self._label_slots, self._title_ends = [], [], []
+            position = 0
             for slot, page in self._pages.items():
-                in_title = token in page.folded_title
-                if in_title:
-                    gained = TITLE_WEIGHT + MATCH_WEIGHT
-                elif token in page.folded_url or (
-                    (in_body >> slot) & 1 and folded in page.folded_body
-                ):
-                    gained = MATCH_WEIGHT
-                else:
-                    continue
-                scores[slot] = scores.get(slot, 0) + gained * weight
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], self._pages[item[0]].url))
-        return [
-            Hit(page.title, page.url, self._snippet(page, tokens), score)
-            for slot, score in ranked[:limit]
-            for page in (self._pages[slot],)
-        ]
+                self._label_starts.append(position)
+                self._label_slots.append(slot)
+                self._title_ends.append(position + len(page.folded_title))
+                line = f"{page.folded_title}\n{page.folded_url}\n"
+                lines.append(line)
+                position += len(line)
+            self._labels = "".join(lines)
+            self._stale_labels = False
 
     def _candidates(self, token: str) -> int:
         """A bitmask of the pages whose body may contain `token` (a superset)."""
@@ -186,7 +240,7 @@ class SearchIndex:
         """Around the first body occurrence of a token, else the description or first paragraph."""
         if not tokens:
             return page.fallback
-        body = page.body.decode("utf-8", "surrogatepass")
+        body = zlib.decompress(page.body).decode("utf-8", "surrogatepass")
         folded = body.lower()
         first = min(
             (found for found in (folded.find(token) for token in tokens) if found >= 0),
@@ -197,6 +251,19 @@ class SearchIndex:
         if len(folded) != len(body):  # lowercasing changed lengths: find it in the original
             first = min(first, len(body))
         return around(body, first)
+
+
+def _slots(mask: int) -> Iterator[int]:
+    """The positions of the set bits of a non-negative `mask`, lowest first."""
+    bits = bin(mask)[:1:-1]
+    found = bits.find("1")
+    while found >= 0:
+        yield found
+        found = bits.find("1", found + 1)
+
+
+def _words_in(page: _Page) -> set[str]:
+    return set(_WORD.findall(page.folded_body.decode("utf-8", "surrogatepass")))
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, str], str]:

@@ -11,18 +11,20 @@ a search over all of them:
 - `TreePages`: a local tree, where every `*.md` and `*.mdx` file is a page: `/a/b` is
   `a/b.md`, `a/b.mdx`, `a/b/index.md` or `a/b/index.mdx`, the first that exists. Every
   candidate is resolved (symlinks followed) and must lie inside the root before it is
-  opened; one that does not is `Path traversal rejected`. Each search first looks at the
-  tree again (a walk and a `stat` per file), so a changed file is seen by the next search;
-  only changed files are read again. Nothing outside the root is indexed.
+  opened; one that does not is `Path traversal rejected`. A changed file is seen by the
+  next search: with inotify (Linux) each search asks the kernel whether anything changed,
+  elsewhere it looks at the tree again (a walk and a `stat` per file); only changed files
+  are read again. Nothing outside the root is indexed.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
@@ -32,6 +34,7 @@ from .localdocs import read_page_file
 from .page_paths import TRAVERSAL, page_path
 from .pages import PageFetchError, PageSource
 from .search_index import Hit, SearchIndex
+from .tree_watch import TreeWatch
 
 INDEX_TTL_SECONDS = 60.0
 _EXTENSIONS = (".md", ".mdx")
@@ -135,6 +138,7 @@ class CataloguePages:
         for slug, text in zip(slugs, texts, strict=True):
             if text is not None:
                 index.put(catalogue_url(slug), text)
+        release_freed_memory()
         return index
 
     def _fetched_or_none(self, slug: str) -> str | None:
@@ -143,6 +147,21 @@ class CataloguePages:
         except PageFetchError as error:
             _log(f"search index: left out {error.url}: {error.reason}")
             return None
+
+
+def release_freed_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc's `malloc_trim`), where there is one.
+
+    Indexing reads and discards several times the text it keeps; without this, the freed
+    memory between the pages kept stays counted in the process's RSS.
+    """
+    try:
+        import ctypes  # noqa: PLC0415 - only after an index build
+
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, ImportError):
+        return
+    trim(0)
 
 
 def catalogue_url(slug: str) -> str:
@@ -158,6 +177,9 @@ class TreePages:
         self._lock = threading.Lock()
         self._index = SearchIndex()
         self._seen: dict[str, tuple[str, tuple[int, ...]]] = {}  # url -> (file, signature)
+        self._urls: dict[str, str | None] = {}  # file from the root -> its URL, if it has one
+        self._watch: TreeWatch | None = None
+        self._scanned = False
 
     def resolve(self, segments: tuple[str, ...]) -> str | None:
         base = os.path.join(self.root, *segments)  # noqa: PTH118 - str paths for os.open
@@ -183,20 +205,45 @@ class TreePages:
             return self._index.search(query, limit)
 
     def close(self) -> None:
-        """Nothing to release: every read opens and closes its own file."""
+        with self._lock:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
 
     def _inside(self, real: str) -> bool:
         return real == self.root or real.startswith(self.root + os.sep)
 
     def _refresh(self) -> None:
-        """Bring the index up to the tree as it is now: read only what changed."""
-        found = dict(self._pages_on_disk())
+        """Bring the index up to the tree as it is now: read only what changed.
+
+        With inotify, a search that finds no event queued knows the tree is as it was; the
+        queue is emptied before the tree is looked at, so a change made during the look
+        is seen by the next search.
+        """
+        if self._watch is not None and not self._watch.changed() and self._scanned:
+            return
+        if not self._scanned:
+            try:
+                self._watch = TreeWatch()
+            except OSError:
+                self._watch = None  # every search looks at the disk
+        directories: list[str] = []
+        found = dict(self._pages_on_disk(directories))
+        if self._watch is not None and not all(map(self._watch.watch, directories)):
+            _log(
+                "search index: cannot watch the tree (inotify limit?); checking it on every search"
+            )
+            self._watch.close()
+            self._watch = None
+        self._scanned = True
         for url in [url for url in self._seen if url not in found]:
             del self._seen[url]
             self._index.remove(url)
+        changed = False
         for url, (name, signature) in found.items():
             if self._seen.get(url) == (name, signature):
                 continue
+            changed = True
             try:
                 text = read_page_file(name)
             except PageFetchError as error:
@@ -206,32 +253,55 @@ class TreePages:
                 continue
             self._seen[url] = (name, signature)
             self._index.put(url, text)
+        if changed:
+            release_freed_memory()
 
-    def _pages_on_disk(self) -> Iterator[tuple[str, tuple[str, tuple[int, ...]]]]:
-        """(url, (file, signature)) for every page file, as `resolve` would find it."""
-        files: dict[str, str] = {}  # path relative to the root, "/"-separated -> file
-        for directory, _, names in os.walk(self.root):
-            relative = os.path.relpath(directory, self.root)
-            prefix = "" if relative == "." else relative.replace(os.sep, "/") + "/"
-            for name in names:
-                if name.endswith(_EXTENSIONS):
-                    files[prefix + name] = os.path.join(directory, name)  # noqa: PTH118
-        for relative, name in files.items():
-            url = _url_of(relative, files)
+    def _pages_on_disk(
+        self, directories: list[str]
+    ) -> Iterator[tuple[str, tuple[str, tuple[int, ...]]]]:
+        """(url, (file, signature)) for every page file, as `resolve` would find it; every
+        directory walked is added to `directories`."""
+        files: dict[str, os.DirEntry[str]] = {}  # path from the root, "/"-separated
+        self._collect(self.root, "", files, directories)
+        if files.keys() != self._urls.keys():  # which file a URL names changes only then
+            self._urls = {relative: _url_of(relative, files) for relative in files}
+        for relative, entry in files.items():
+            url = self._urls[relative]
             if url is None:
                 continue
             try:
-                real = os.path.realpath(name)
+                # Only a symlink can lead out: walking never enters a symlinked directory.
+                real = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
                 if not self._inside(real):
                     continue  # a symlink out of the tree: never indexed
-                status = os.stat(real)  # noqa: PTH116 - once per file per search: no Path objects
+                status = entry.stat()
             except OSError:
+                continue
+            if not stat.S_ISREG(status.st_mode):
                 continue
             signature = (status.st_mtime_ns, status.st_size, status.st_ino, status.st_ctime_ns)
             yield url, (real, signature)
 
+    def _collect(
+        self,
+        directory: str,
+        prefix: str,
+        files: dict[str, os.DirEntry[str]],
+        directories: list[str],
+    ) -> None:
+        directories.append(directory)
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                self._collect(entry.path, f"{prefix}{entry.name}/", files, directories)
+            elif entry.name.endswith(_EXTENSIONS):
+                files[prefix + entry.name] = entry
 
-def _url_of(relative: str, files: dict[str, str]) -> str | None:
+
+def _url_of(relative: str, files: Mapping[str, object]) -> str | None:
     """The URL path `resolve` maps to the file at `relative`, or None when another wins it."""
     stem = relative.rsplit(".", 1)[0]
     urls = [stem]
