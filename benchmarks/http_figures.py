@@ -62,6 +62,12 @@ def _request(port: int, method: str, params: Mapping[str, object], name: str | N
     return request_bytes(port, "/api/mcp", body, headers)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -72,7 +78,10 @@ def _rss_kib(pid: int) -> int:
 def _servers(root: Path) -> dict[str, HttpServer]:
     env = clean_environ()
     ours = HttpServer(
-        serve_http_argv("--docs-dir", os.fspath(root), "--rate-limit", "1000000000"), env
+        serve_http_argv(
+            "--docs-dir", os.fspath(root), "--rate-limit", "1000000000", "--no-access-log"
+        ),
+        env,
     )
     try:
         peer_argv = [sys.executable, os.fspath(PROJECT_ROOT / "benchmarks" / "http_peer.py")]
@@ -93,6 +102,7 @@ def http_route(bench: Bench) -> list[Row]:
     servers = _servers(root)
     loads: dict[str, dict[str, list[Load]]] = {name: {} for name in servers}
     memory: dict[str, dict[str, float]] = {}
+    cpu_per_request: dict[tuple[str, str], list[float]] = {}
     try:
         for name, server in servers.items():
             before = _rss_kib(server.process.pid)
@@ -117,13 +127,16 @@ def http_route(bench: Bench) -> list[Row]:
                 for name, server in servers.items():
                     request = _request(server.port, method, params, tool)
                     load(server.port, request, connections=CONNECTIONS, per_connection=2)  # warm
+                    cpu = _cpu_seconds(server.process.pid)
                     found = load(
                         server.port,
                         request,
                         connections=CONNECTIONS,
                         per_connection=per_connection[figure],
                     )
+                    used = _cpu_seconds(server.process.pid) - cpu
                     loads[name].setdefault(figure, []).append(found)
+                    cpu_per_request.setdefault((name, figure), []).append(used / found.requests)
     finally:
         for server in servers.values():
             server.stop()
@@ -147,14 +160,21 @@ def http_route(bench: Bench) -> list[Row]:
                     name: {
                         "per_second": [run.per_second for run in loads[name][figure]],
                         "latency_s": summary(best[name].latencies),
+                        "server_cpu_s_per_request": cpu_per_request[name, figure],
                     }
                     for name in loads
                 },
+                note=(
+                    "server CPU per request (median of rounds): ours "
+                    f"{statistics.median(cpu_per_request['ours', figure]) * 1e6:.0f} µs, peer "
+                    f"{statistics.median(cpu_per_request['peer', figure]) * 1e6:.0f} µs"
+                ),
             )
         )
-    rows[0].note = (
-        f"one uvicorn worker each, loopback; {CONNECTIONS} keep-alive connections each "
-        "sending one request after another, byte-identical 2026-07-28 requests to both; best "
+    rows[0].note += (
+        f"; one uvicorn worker each, loopback; {CONNECTIONS} keep-alive connections each "
+        "sending one request after another, byte-identical 2026-07-28 requests to both, no "
+        "access log on either (ours: `--no-access-log`; the rate limit still counted); best "
         f"of {rounds} alternating rounds. The peer is `benchmarks/http_peer.py`: the SDK's "
         "`MCPServer` with its stateless Streamable HTTP app in JSON mode."
     )

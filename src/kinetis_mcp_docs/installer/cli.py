@@ -44,7 +44,7 @@ def setup(client: str | None) -> None:
     )
 
 
-_HTTP_ONLY = ("host", "port", "private", "workers", "rate_limit", "rate_limit_storage")
+_HTTP_ONLY = ("host", "port", "private", "workers", "rate_limit", "rate_limit_storage", "quiet")
 _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 
 
@@ -101,6 +101,13 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
     metavar="ORIGIN",
     help="--http: Origin accepted on loopback connections besides loopback origins.",
 )
+@click.option(
+    "--no-access-log",
+    "quiet",
+    is_flag=True,
+    default=None,
+    help="--http: do not log a line per request.",
+)
 def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
     """Run the MCP server in this process (no update check): stdio, or HTTP with --http.
 
@@ -126,7 +133,8 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
     environ = _http_environ(docs_dir, options)
     host = options["host"] or "127.0.0.1"
     port = 8000 if options["port"] is None else options["port"]
-    sys.exit(serve_http(host, port, options["workers"] or 1, environ))
+    workers = options["workers"] or 1
+    sys.exit(serve_http(host, port, workers, environ, access_log=not options["quiet"]))
 
 
 def _http_environ(docs_dir: str | None, options: dict[str, Any]) -> dict[str, str]:

@@ -27,6 +27,9 @@ def is_loopback(address: str) -> bool:
         return False
 
 
+_LOOPBACK_LOCAL: dict[str, bool] = {}  # a server has few local addresses: each parsed once
+
+
 def _without_port(host: str) -> str:
     if host.startswith("["):
         end = host.find("]")
@@ -43,7 +46,12 @@ class RebindingGuard:
 
     def refusal(self, local_address: str | None, host: str | None, origin: str | None) -> int:
         """0 when the request may go on, else the status to answer (421 or 403)."""
-        if local_address is None or not is_loopback(local_address):
+        if local_address is None:
+            return 0
+        loopback = _LOOPBACK_LOCAL.get(local_address)
+        if loopback is None:
+            loopback = _LOOPBACK_LOCAL[local_address] = is_loopback(local_address)
+        if not loopback:
             return 0
         if not host or _without_port(host.strip()).lower() not in self._hosts:
             return 421

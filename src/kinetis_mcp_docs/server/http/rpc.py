@@ -17,7 +17,7 @@ whose exceptions become codes through the application's one error table.
 from __future__ import annotations
 
 from ..methods import ERRORS
-from ..protocol.codec import loads
+from ..protocol.codec import dumps, loads
 from ..protocol.dispatch import Method, MethodTable
 from ..protocol.errors import (
     INVALID_PARAMS,
@@ -79,7 +79,20 @@ class Reply:
 ACCEPTED = Reply(202, b"")
 
 
+class Encoded:
+    """A result that never changes, encoded once: `tools/list` and `server/discover`."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, result: dict[str, object]) -> None:
+        self.json = encode(result)
+
+
 def result_reply(request_id: RequestId, result: object) -> Reply:
+    if isinstance(result, Encoded):
+        request = dumps(request_id, ensure_ascii=True).encode("ascii")
+        head = b'{"jsonrpc":"2.0","id":' + request + b',"result":'
+        return Reply(200, head + result.json + b"}")
     return Reply(200, encode({"jsonrpc": "2.0", "id": request_id, "result": result}))
 
 
@@ -178,21 +191,25 @@ def route_methods(application: DocsApplication) -> MethodTable:
     meta = {SERVER_INFO_META_KEY: info}
     capabilities = {"tools": {"listChanged": False}}
     tools = application.site_tools()
-    listed = {
-        "_meta": meta,
-        "resultType": "complete",
-        "tools": tools.definitions(),
-        "ttlMs": TTL_MS,
-        "cacheScope": "public",
-    }
-    discovered = {
-        "_meta": meta,
-        "resultType": "complete",
-        "supportedVersions": list(SUPPORTED_VERSIONS),
-        "capabilities": capabilities,
-        "ttlMs": TTL_MS,
-        "cacheScope": "public",
-    }
+    listed = Encoded(
+        {
+            "_meta": meta,
+            "resultType": "complete",
+            "tools": tools.definitions(),
+            "ttlMs": TTL_MS,
+            "cacheScope": "public",
+        }
+    )
+    discovered = Encoded(
+        {
+            "_meta": meta,
+            "resultType": "complete",
+            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "capabilities": capabilities,
+            "ttlMs": TTL_MS,
+            "cacheScope": "public",
+        }
+    )
 
     def initialize(params: dict[str, object]) -> object:
         asked = params.get("protocolVersion")

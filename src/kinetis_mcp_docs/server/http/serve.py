@@ -22,7 +22,9 @@ def beyond_loopback(host: str) -> bool:
     return host.lower() not in LOOPBACK_HOSTNAMES and not is_loopback(host.strip("[]"))
 
 
-def serve(host: str, port: int, workers: int, environ: Mapping[str, str]) -> int:
+def serve(
+    host: str, port: int, workers: int, environ: Mapping[str, str], *, access_log: bool = True
+) -> int:
     """Run the route until interrupted; the exit status. `environ` adds to this process's."""
     os.environ.update(environ)
     try:
@@ -50,6 +52,7 @@ def serve(host: str, port: int, workers: int, environ: Mapping[str, str]) -> int
         server_header=False,
         date_header=False,
         log_level="info",
+        access_log=access_log,
         timeout_graceful_shutdown=10,
     )
     return 0
