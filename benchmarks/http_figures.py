@@ -246,8 +246,8 @@ def search_in_process(bench: Bench) -> list[Row]:
                 "plain_scan_s": {kind: summary(values) for kind, values in plain.items()},
             },
             note=(
-                f"the tool call through `DocsApplication.site_tools()`, each including the walk "
-                f"and stat of the tree that makes a changed file visible; median of "
+                "the tool call through `DocsApplication.site_tools()`, each including the check "
+                "that makes a changed file visible (inotify here; see docs/http.md); median of "
                 f"{repeats} rounds of five queries ({per_kind}). The peer column is the peer's "
                 "plain scan of the same pages in memory (no tree check)."
             ),

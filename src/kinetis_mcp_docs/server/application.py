@@ -16,7 +16,13 @@ from _thread import allocate_lock  # `threading` costs start-up time; a lock is 
 from .. import __version__
 from . import catalogue
 from .doc_tools import doc_toolset
-from .exceptions import DocsError, InvalidArguments, PageUnavailable, UnknownResource
+from .exceptions import (
+    DocsError,
+    InvalidArguments,
+    PageUnavailable,
+    RejectedUrl,
+    UnknownResource,
+)
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
@@ -29,6 +35,7 @@ __all__ = [
     "DocsError",
     "InvalidArguments",
     "PageUnavailable",
+    "RejectedUrl",
     "UnknownResource",
 ]
 
