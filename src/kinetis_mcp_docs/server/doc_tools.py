@@ -14,11 +14,14 @@ from .tools import Integer, Text, Tool, Toolset, check_closed, input_schema, ref
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import ClassVar
 
-    from .tools import Arguments, Result
+    from .tools import Argument, Arguments, Result
 
     PageReader = Callable[[str], "str | None"]
     """The current text of a catalogue page by URI; None when the URI names no page."""
+    Builder = Callable[[str, str], "dict[str, object] | None"]
+    """A tool's document from (uri, text), or None when `startLine` is out of range."""
 
 READ_DOC = "kinetis_read_doc"
 SEARCH_DOC = "kinetis_search_doc"
@@ -61,80 +64,95 @@ _ANNOTATIONS = {
     "idempotentHint": True,
     "openWorldHint": True,
 }
-_WINDOW_ARGUMENTS = (URI, WINDOW_START, LINE_COUNT)
-_WINDOW_REQUIRED = ("uri",)
-_SEARCH_ARGUMENTS = (URI, QUERY, SEARCH_START)
-_SEARCH_REQUIRED = ("uri", "query")
 
 _REFUSED_UNKNOWN: dict[str, object] = {"status": "resource_unknown"}
 _REFUSED_RANGE: dict[str, object] = {"status": "line_out_of_range"}
 
 
-class ReadDoc(Tool):
+class _PageTool(Tool):
+    """A tool over one catalogue page. A call checks the closed schema, reads the typed
+    arguments, then fetches the page once and builds the tool's document from it."""
+
+    __slots__ = ("_read",)
+    accepted: ClassVar[tuple[Argument, ...]]
+    required: ClassVar[tuple[str, ...]]
+
+    def __init__(self, read: PageReader, name: str, title: str, description: str) -> None:
+        super().__init__(
+            {
+                "name": name,
+                "title": title,
+                "description": description,
+                "inputSchema": input_schema(self.accepted, self.required, closed=True),
+                "annotations": {"title": title, **_ANNOTATIONS},
+            }
+        )
+        self._read = read
+
+    def call(self, arguments: Arguments) -> Result:
+        check_closed(self.name, arguments, self.accepted, self.required)
+        uri = URI.take(self.name, arguments)
+        build = self.builder(arguments)
+        text = self._read(uri)
+        if text is None:
+            return document_result(_REFUSED_UNKNOWN, is_error=True)
+        document = build(uri, text)
+        if document is None:
+            return document_result(_REFUSED_RANGE, is_error=True)
+        return document_result(document, is_error=False)
+
+    def builder(self, arguments: Arguments) -> Builder:
+        """Reads the arguments after `uri`; what builds the document from the page's text."""
+        raise NotImplementedError
+
+
+class ReadDoc(_PageTool):
     """`kinetis_read_doc`: one bounded window of lines of one page."""
 
-    __slots__ = ("_read",)
+    __slots__ = ()
+    accepted = (URI, WINDOW_START, LINE_COUNT)
+    required = ("uri",)
 
     def __init__(self, read: PageReader) -> None:
         super().__init__(
-            {
-                "name": READ_DOC,
-                "title": "Read a Kinetis docs page",
-                "description": (
-                    "Read a window of lines of one Kinetis documentation page, fetched live. "
-                    "Returns at most lineCount lines (default and maximum 200) and at most "
-                    "32 KiB, never splitting a line. Continue with startLine = endLine + 1 "
-                    "while hasMore is true. Refusals: resource_unknown (no such page), "
-                    "line_out_of_range."
-                ),
-                "inputSchema": input_schema(_WINDOW_ARGUMENTS, _WINDOW_REQUIRED, closed=True),
-                "annotations": {"title": "Read a Kinetis docs page", **_ANNOTATIONS},
-            }
+            read,
+            READ_DOC,
+            "Read a Kinetis docs page",
+            "Read a window of lines of one Kinetis documentation page, fetched live. "
+            "Returns at most lineCount lines (default and maximum 200) and at most "
+            "32 KiB, never splitting a line. Continue with startLine = endLine + 1 "
+            "while hasMore is true. Refusals: resource_unknown (no such page), "
+            "line_out_of_range.",
         )
-        self._read = read
 
-    def call(self, arguments: Arguments) -> Result:
-        check_closed(READ_DOC, arguments, _WINDOW_ARGUMENTS, _WINDOW_REQUIRED)
-        uri = URI.take(READ_DOC, arguments)
+    def builder(self, arguments: Arguments) -> Builder:
         start_line = WINDOW_START.take(READ_DOC, arguments)
         line_count = LINE_COUNT.take(READ_DOC, arguments)
-        text = self._read(uri)
-        if text is None:
-            return document_result(_REFUSED_UNKNOWN, is_error=True)
-        return _outcome(window_document(uri, text, start_line, line_count))
+        return lambda uri, text: window_document(uri, text, start_line, line_count)
 
 
-class SearchDoc(Tool):
+class SearchDoc(_PageTool):
     """`kinetis_search_doc`: the lines of one page that contain a literal string."""
 
-    __slots__ = ("_read",)
+    __slots__ = ()
+    accepted = (URI, QUERY, SEARCH_START)
+    required = ("uri", "query")
 
     def __init__(self, read: PageReader) -> None:
         super().__init__(
-            {
-                "name": SEARCH_DOC,
-                "title": "Search a Kinetis docs page",
-                "description": (
-                    "Find the lines of one Kinetis documentation page that contain a literal, "
-                    "case-sensitive string; then read around a match with kinetis_read_doc. "
-                    "At most 50 matches; when hasMore is true, continue with startLine = last "
-                    "match line + 1. Refusals: resource_unknown, line_out_of_range."
-                ),
-                "inputSchema": input_schema(_SEARCH_ARGUMENTS, _SEARCH_REQUIRED, closed=True),
-                "annotations": {"title": "Search a Kinetis docs page", **_ANNOTATIONS},
-            }
+            read,
+            SEARCH_DOC,
+            "Search a Kinetis docs page",
+            "Find the lines of one Kinetis documentation page that contain a literal, "
+            "case-sensitive string; then read around a match with kinetis_read_doc. "
+            "At most 50 matches; when hasMore is true, continue with startLine = last "
+            "match line + 1. Refusals: resource_unknown, line_out_of_range.",
         )
-        self._read = read
 
-    def call(self, arguments: Arguments) -> Result:
-        check_closed(SEARCH_DOC, arguments, _SEARCH_ARGUMENTS, _SEARCH_REQUIRED)
-        uri = URI.take(SEARCH_DOC, arguments)
+    def builder(self, arguments: Arguments) -> Builder:
         query = QUERY.take(SEARCH_DOC, arguments)
         start_line = SEARCH_START.take(SEARCH_DOC, arguments)
-        text = self._read(uri)
-        if text is None:
-            return document_result(_REFUSED_UNKNOWN, is_error=True)
-        return _outcome(search_document(uri, text, query, start_line))
+        return lambda uri, text: search_document(uri, text, query, start_line)
 
 
 def doc_toolset(read: PageReader) -> Toolset:
@@ -172,12 +190,6 @@ def search_document(uri: str, text: str, query: str, start_line: int) -> dict[st
         "matches": [{"line": match.line, "content": match.content} for match in found.matches],
         "hasMore": found.has_more,
     }
-
-
-def _outcome(document: dict[str, object] | None) -> Result:
-    if document is None:
-        return document_result(_REFUSED_RANGE, is_error=True)
-    return document_result(document, is_error=False)
 
 
 def document_result(document: dict[str, object], *, is_error: bool) -> Result:

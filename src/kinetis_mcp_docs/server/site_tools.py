@@ -49,10 +49,20 @@ def _document(document: dict[str, object]) -> Result:
     return text_result(json.dumps(document, indent=2, ensure_ascii=False))
 
 
-class SearchDocs(Tool):
-    """`search_docs`: the pages matching a free-text query, best first."""
+class _SiteTool(Tool):
+    """A tool over the site's pages."""
 
     __slots__ = ("_pages",)
+
+    def __init__(self, definition: dict[str, object], pages: SitePages) -> None:
+        super().__init__(definition)
+        self._pages = pages
+
+
+class SearchDocs(_SiteTool):
+    """`search_docs`: the pages matching a free-text query, best first."""
+
+    __slots__ = ()
 
     def __init__(self, pages: SitePages) -> None:
         super().__init__(
@@ -63,9 +73,9 @@ class SearchDocs(Tool):
                     "with title, URL, and snippet."
                 ),
                 "inputSchema": input_schema((QUERY, LIMIT), ("query",), closed=False),
-            }
+            },
+            pages,
         )
-        self._pages = pages
 
     def call(self, arguments: Arguments) -> Result:
         # `null` is an absent query, as the contract's route reads it; a number is refused.
@@ -79,10 +89,10 @@ class SearchDocs(Tool):
         return _document({"query": query, "results": results})
 
 
-class FetchPage(Tool):
+class FetchPage(_SiteTool):
     """`fetch_page`: a page's file (or the page on main) exactly as it is, frontmatter included."""
 
-    __slots__ = ("_pages",)
+    __slots__ = ()
 
     def __init__(self, pages: SitePages) -> None:
         super().__init__(
@@ -93,9 +103,9 @@ class FetchPage(Tool):
                     '(for example, "/agent-workflow").'
                 ),
                 "inputSchema": input_schema((URL,), ("url",), closed=False),
-            }
+            },
+            pages,
         )
-        self._pages = pages
 
     def call(self, arguments: Arguments) -> Result:
         segments = page_segments(URL.take(FETCH_PAGE, arguments))
