@@ -1,7 +1,9 @@
-"""DocsApplication: the catalogue, the whole-page read and both tools, without any wire.
+"""DocsApplication: the catalogue, the whole-page read and the tools, without any wire.
 
-This is the embeddable core. The stdio server wraps it in JSON-RPC; a host server can
-compose it in its own process and publish the same resources and tools beside its own.
+This is the embeddable core. The stdio server wraps it in JSON-RPC and serves its
+resources and two page tools; the HTTP route serves its `site_tools()` (`search_docs` and
+`fetch_page`) over the same core; a host server can compose it in its own process and
+publish the same resources and tools beside its own.
 Errors are this module's exceptions; each host maps them to its own wire.
 
 Importing this module is cheap, because the stdio server imports it on every spawn:
