@@ -60,7 +60,8 @@ def setup_from_source(session: nox.Session) -> None:
 
 @nox.session
 def clients(session: nox.Session) -> None:
-    """Setup against the real Claude Code and Codex CLIs, installed from npm (optional).
+    """Setup against the real Claude Code and Codex CLIs, installed from npm (optional), and
+    Claude Code against the HTTP route over `--transport http` with a bearer header.
 
     The CLIs go into a temporary directory; each test gives them a throwaway HOME and
     CODEX_HOME, a local wheelhouse and a local documentation origin.
@@ -81,6 +82,7 @@ def clients(session: nox.Session) -> None:
     session.run(
         "pytest",
         "tests/installer/test_real_clients.py",
+        "tests/server/http/test_real_claude.py",
         *session.posargs,
         env={"KINETIS_TEST_CLIENTS_BIN": str(prefix / "node_modules" / ".bin")},
     )

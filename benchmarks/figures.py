@@ -638,6 +638,8 @@ def memory(bench: Bench) -> list[Row]:
     ]
 
 
+from benchmarks.http_figures import http_route, search_in_process  # noqa: E402 - needs Bench
+
 FIGURES: Sequence[tuple[str, Callable[[Bench], list[Row]]]] = (
     ("setup", setup),
     ("spawn", spawn),
@@ -648,4 +650,6 @@ FIGURES: Sequence[tuple[str, Callable[[Bench], list[Row]]]] = (
     ("memory", memory),
     ("update_day", update_day),
     ("update_day_newer", update_day_newer),
+    ("http_route", http_route),
+    ("http_search", search_in_process),
 )

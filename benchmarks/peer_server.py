@@ -35,15 +35,15 @@ from pydantic import Field
 
 from kinetis_mcp_docs import __version__
 from kinetis_mcp_docs.server import catalogue
-from kinetis_mcp_docs.server.application import (
-    INSTRUCTIONS,
-    SERVER_NAME,
+from kinetis_mcp_docs.server.application import INSTRUCTIONS, SERVER_NAME
+from kinetis_mcp_docs.server.doc_tools import (
+    MAX_QUERY_LENGTH,
+    doc_toolset,
     search_document,
     window_document,
 )
 from kinetis_mcp_docs.server.fetcher import ORIGIN_PREFIX
 from kinetis_mcp_docs.server.lines import MAX_LINE_COUNT
-from kinetis_mcp_docs.server.tools import MAX_QUERY_LENGTH, TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -186,7 +186,8 @@ def build_server() -> MCPServer[Any]:
         kinetis_read_doc,
         kinetis_search_doc,
     )
-    for tool, function in zip(TOOLS, functions, strict=True):
+    definitions = doc_toolset(lambda _uri: None).definitions()
+    for tool, function in zip(definitions, functions, strict=True):
         annotations = tool["annotations"]
         assert isinstance(annotations, dict)
         server.add_tool(

@@ -36,6 +36,8 @@ TARGETS = {
     "memory": "≤ 16 MiB",
     "update_day": "≤ 1 s added",
     "update_day_newer": "—",
+    "http_route": f"≥ 3{X} the peer's req/s; RSS ≤ 3{X} text",
+    "http_search": "≤ 5 ms p50",
 }
 
 

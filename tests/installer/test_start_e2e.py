@@ -378,7 +378,9 @@ def test_a_due_check_that_finds_nothing_newer_builds_nothing_and_records_the_tim
 
 # What the fast path may not import: each costs start-up time and none is needed to take the
 # lock, read the throttle and answer `initialize` (the HTTP client comes with the first read).
+# Nothing of the HTTP route or its extra ever loads on the stdio path.
 HEAVY_MODULES = {
+    "asyncio",
     "click",
     "contextlib",
     "dataclasses",
@@ -392,6 +394,10 @@ HEAVY_MODULES = {
     "subprocess",
     "threading",
     "typing",
+    "kinetis_mcp_docs.server.http",
+    "kinetis_mcp_docs.server.site",
+    "limits",
+    "uvicorn",
 }
 
 

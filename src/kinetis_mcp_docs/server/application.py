@@ -1,12 +1,14 @@
-"""DocsApplication: the catalogue, the whole-page read and both tools, without any wire.
+"""DocsApplication: the catalogue, the whole-page read and the tools, without any wire.
 
-This is the embeddable core. The stdio server wraps it in JSON-RPC; a host server can
-compose it in its own process and publish the same resources and tools beside its own.
+This is the embeddable core. The stdio server wraps it in JSON-RPC and serves its
+resources and two page tools; the HTTP route serves its `site_tools()` (`search_docs` and
+`fetch_page`) over the same core; a host server can compose it in its own process and
+publish the same resources and tools beside its own.
 Errors are this module's exceptions; each host maps them to its own wire.
 
 Importing this module is cheap, because the stdio server imports it on every spawn:
-`json`, `typing` (through `pages`) and the HTTP client are imported on the first page
-read, which pays for the network anyway.
+`typing` (through `pages`) and the HTTP client are imported on the first page read, which
+pays for the network anyway.
 """
 
 from __future__ import annotations
@@ -15,12 +17,29 @@ from _thread import allocate_lock  # `threading` costs start-up time; a lock is 
 
 from .. import __version__
 from . import catalogue
-from .lines import read_window, search_lines
-from .tools import READ_DOC, TOOLS, ArgumentError, validate_arguments
+from .doc_tools import doc_toolset
+from .exceptions import (
+    DocsError,
+    InvalidArguments,
+    PageUnavailable,
+    RejectedUrl,
+    UnknownResource,
+)
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from .pages import PageSource
+    from .site import SitePages
+    from .tools import Toolset
+
+__all__ = [
+    "DocsApplication",
+    "DocsError",
+    "InvalidArguments",
+    "PageUnavailable",
+    "RejectedUrl",
+    "UnknownResource",
+]
 
 SERVER_NAME = "kinetis-mcp-docs"
 
@@ -36,38 +55,17 @@ INSTRUCTIONS = (
 )
 
 
-class DocsError(Exception):
-    """Base of the errors DocsApplication raises."""
-
-
-class InvalidArguments(DocsError):
-    """Arguments or a tool name outside the contract (JSON-RPC -32602)."""
-
-
-class UnknownResource(DocsError):
-    """A resource URI outside the catalogue (MCP -32002); no fetch was made."""
-
-    def __init__(self, uri: str) -> None:
-        super().__init__(f"Resource not found: {uri}")
-        self.uri = uri
-
-
-class PageUnavailable(DocsError):
-    """The page could not be fetched or is not valid UTF-8 (JSON-RPC -32603)."""
-
-    def __init__(self, uri: str, url: str, reason: str) -> None:
-        super().__init__(f'Could not read "{uri}".')
-        self.uri = uri
-        self.url = url
-        self.reason = reason
-
-
 class DocsApplication:
     """The Kinetis docs resources and tools over a page source. Safe to call from threads."""
 
-    def __init__(self, source: PageSource | None = None) -> None:
+    def __init__(self, source: PageSource | None = None, *, pages_root: str | None = None) -> None:
+        """`source` serves the catalogue (the live origin by default). `pages_root`, when
+        given, is the local tree the HTTP route's tools serve instead of the catalogue."""
         self._source = source
         self._source_lock = allocate_lock()
+        self._tools = doc_toolset(self._page_text)
+        self._pages_root = pages_root
+        self._site: tuple[SitePages, Toolset] | None = None
 
     @property
     def server_info(self) -> dict[str, str]:
@@ -92,7 +90,7 @@ class DocsApplication:
 
     def tools(self) -> list[dict[str, object]]:
         """Both tool definitions, as `tools/list` entries."""
-        return [dict(tool) for tool in TOOLS]
+        return self._tools.definitions()
 
     def call_tool(self, name: object, arguments: object = None) -> dict[str, object]:
         """Run a tool: a `tools/call` result with the document as text and as structuredContent.
@@ -100,30 +98,41 @@ class DocsApplication:
         Arguments are validated completely before any page is fetched. A window or search
         that ran and was refused is a result with `isError: true`, not an exception.
         """
-        if not isinstance(name, str):
-            raise InvalidArguments('"name" must be a string naming a tool.')
-        try:
-            checked = validate_arguments(name, {} if arguments is None else arguments)
-        except ArgumentError as error:
-            raise InvalidArguments(str(error)) from None
-        uri = str(checked["uri"])
-        slug = catalogue.slug_of(uri)
-        if slug is None:
-            return _tool_result({"status": "resource_unknown"}, is_error=True)
-        text = self._fetch(uri, slug)
-        start_line = int(str(checked["startLine"]))
-        if name == READ_DOC:
-            document = window_document(uri, text, start_line, int(str(checked["lineCount"])))
-        else:
-            document = search_document(uri, text, str(checked["query"]), start_line)
-        if document is None:
-            return _tool_result({"status": "line_out_of_range"}, is_error=True)
-        return _tool_result(document, is_error=False)
+        return self._tools.call(name, arguments)
+
+    def site_tools(self) -> Toolset:
+        """`search_docs` and `fetch_page` (the HTTP route's tools), over the pages by URL path:
+        the local tree of `pages_root`, else the catalogue read through the page source."""
+        return self._site_parts()[1]
 
     def close(self) -> None:
         with self._source_lock:
+            site, self._site = self._site, None
+        if site is not None:
+            site[0].close()
+        with self._source_lock:
             if self._source is not None:
                 self._source.close()
+
+    def _site_parts(self) -> tuple[SitePages, Toolset]:
+        with self._source_lock:
+            if self._site is None:
+                # Imported here: the stdio server never needs the search index.
+                from .site import CataloguePages, TreePages  # noqa: PLC0415
+                from .site_tools import site_toolset  # noqa: PLC0415
+
+                pages: SitePages = (
+                    CataloguePages(self._page_source)
+                    if self._pages_root is None
+                    else TreePages(self._pages_root)
+                )
+                self._site = (pages, site_toolset(pages))
+            return self._site
+
+    def _page_text(self, uri: str) -> str | None:
+        """The page `uri` names, fetched now; None, with no fetch, when it names none."""
+        slug = catalogue.slug_of(uri)
+        return None if slug is None else self._fetch(uri, slug)
 
     def _fetch(self, uri: str, slug: str) -> str:
         from .pages import PageFetchError  # noqa: PLC0415 - see the module's docstring
@@ -142,46 +151,3 @@ class DocsApplication:
 
                 self._source = HttpPageSource()
             return self._source
-
-
-def window_document(
-    uri: str, text: str, start_line: int, line_count: int
-) -> dict[str, object] | None:
-    """The `kinetis_read_doc` success document, or None when `start_line` is out of range."""
-    window = read_window(text, start_line, line_count)
-    if window is None:
-        return None
-    return {
-        "status": "ok",
-        "uri": uri,
-        "startLine": window.start_line,
-        "endLine": window.end_line,
-        "hasMore": window.has_more,
-        "content": window.content,
-    }
-
-
-def search_document(uri: str, text: str, query: str, start_line: int) -> dict[str, object] | None:
-    """The `kinetis_search_doc` success document, or None when `start_line` is out of range."""
-    found = search_lines(text, query, start_line)
-    if found is None:
-        return None
-    return {
-        "status": "ok",
-        "uri": uri,
-        "query": query,
-        "startLine": start_line,
-        "matches": [{"line": match.line, "content": match.content} for match in found.matches],
-        "hasMore": found.has_more,
-    }
-
-
-def _tool_result(document: dict[str, object], *, is_error: bool) -> dict[str, object]:
-    import json  # noqa: PLC0415 - see the module's docstring
-
-    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-    return {
-        "content": [{"type": "text", "text": text}],
-        "structuredContent": document,
-        "isError": is_error,
-    }

@@ -50,6 +50,14 @@ PAGES: tuple[tuple[str, str, str], ...] = (
         ),
     ),
     (
+        "http",
+        "HTTP route",
+        (
+            "kinetis-docs serve --http: one shared MCP endpoint with search_docs and "
+            "fetch_page; running, deploying, access, rate limit, errors, curl examples."
+        ),
+    ),
+    (
         "tools",
         "Tools",
         (

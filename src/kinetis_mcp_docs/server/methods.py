@@ -1,33 +1,71 @@
-"""The MCP method table over DocsApplication, and the mapping of its errors to codes."""
+"""The MCP method table over DocsApplication, and the table mapping its errors to codes."""
 
 from __future__ import annotations
 
 import sys
 
-from .application import DocsApplication, InvalidArguments, PageUnavailable, UnknownResource
-from .protocol.dispatch import Method
+from .exceptions import (
+    InvalidArguments,
+    PageUnavailable,
+    RejectedUrl,
+    UnknownResource,
+)
+from .protocol.dispatch import ErrorTable, Method, MethodTable
 from .protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from .application import DocsApplication
 
 PROTOCOL_VERSION = "2025-06-18"
 
 
-def method_table(application: DocsApplication) -> Callable[[str], Method | None]:
-    """The lookup the dispatcher uses: method name to handler."""
-    table = {
-        "initialize": Method(lambda params: _initialize(application, params)),
-        "ping": Method(lambda _params: {}),
-        "tools/list": Method(lambda params: _listing(params, "tools", application.tools())),
-        "resources/list": Method(
-            lambda params: _listing(params, "resources", application.resources())
-        ),
-        "resources/read": Method(lambda params: _read(application, params), blocking=True),
-        "tools/call": Method(lambda params: _call(application, params), blocking=True),
+def _invalid(message: str) -> RpcError:
+    return RpcError(INVALID_PARAMS, f"Invalid params: {message}")
+
+
+def _unreadable(error: PageUnavailable) -> RpcError:
+    # The operator gets the URL and the real reason; the wire gets a stable sentence.
+    print(f"kinetis-docs: could not read {error.url}: {error.reason}", file=sys.stderr, flush=True)
+    return RpcError(INTERNAL_ERROR, str(error))
+
+
+def _unknown(error: UnknownResource) -> RpcError:
+    return RpcError(RESOURCE_NOT_FOUND, str(error), {"uri": error.uri})
+
+
+# Every concrete `DocsError` class, and the code it is answered with on every wire.
+ERRORS = ErrorTable(
+    {
+        InvalidArguments: lambda error: _invalid(str(error)),
+        RejectedUrl: lambda error: RpcError(INVALID_PARAMS, str(error)),
+        UnknownResource: _unknown,
+        PageUnavailable: _unreadable,
     }
-    return table.get
+)
+
+
+def method_table(application: DocsApplication) -> MethodTable:
+    """The methods the stdio server answers, and the error table they run under."""
+    return MethodTable(
+        {
+            "initialize": Method(lambda params: _initialize(application, params)),
+            "ping": Method(lambda _params: {}),
+            "tools/list": Method(lambda params: _listing(params, "tools", application.tools())),
+            "resources/list": Method(
+                lambda params: _listing(params, "resources", application.resources())
+            ),
+            "resources/read": Method(
+                lambda params: {"contents": [application.read_resource(params.get("uri"))]},
+                blocking=True,
+            ),
+            "tools/call": Method(
+                lambda params: application.call_tool(params.get("name"), params.get("arguments")),
+                blocking=True,
+            ),
+        },
+        ERRORS,
+    )
 
 
 def _initialize(application: DocsApplication, params: dict[str, object]) -> dict[str, object]:
@@ -35,16 +73,16 @@ def _initialize(application: DocsApplication, params: dict[str, object]) -> dict
     capabilities = params.get("capabilities")
     client = params.get("clientInfo")
     if not isinstance(version, str) or not version:
-        raise _invalid('"protocolVersion" must be a non-empty string.')
+        raise InvalidArguments('"protocolVersion" must be a non-empty string.')
     if not isinstance(capabilities, dict):
-        raise _invalid('"capabilities" must be an object.')
+        raise InvalidArguments('"capabilities" must be an object.')
     if (
         not isinstance(client, dict)
         or not isinstance(client.get("name"), str)
         or not client["name"]
         or not isinstance(client.get("version"), str)
     ):
-        raise _invalid('"clientInfo" must be an object with a string "name" and "version".')
+        raise InvalidArguments('"clientInfo" must be an object with a string "name" and "version".')
     # Only one revision is spoken, whatever the client asked for.
     return {
         "protocolVersion": PROTOCOL_VERSION,
@@ -56,35 +94,5 @@ def _initialize(application: DocsApplication, params: dict[str, object]) -> dict
 
 def _listing(params: dict[str, object], key: str, items: list[dict[str, object]]) -> object:
     if "cursor" in params:
-        raise _invalid("No cursor is ever issued: the whole list comes in one response.")
+        raise InvalidArguments("No cursor is ever issued: the whole list comes in one response.")
     return {key: items}
-
-
-def _read(application: DocsApplication, params: dict[str, object]) -> object:
-    try:
-        return {"contents": [application.read_resource(params.get("uri"))]}
-    except InvalidArguments as error:
-        raise _invalid(str(error)) from None
-    except UnknownResource as error:
-        raise RpcError(RESOURCE_NOT_FOUND, str(error), {"uri": error.uri}) from None
-    except PageUnavailable as error:
-        raise _unreadable(error) from None
-
-
-def _call(application: DocsApplication, params: dict[str, object]) -> object:
-    try:
-        return application.call_tool(params.get("name"), params.get("arguments"))
-    except InvalidArguments as error:
-        raise _invalid(str(error)) from None
-    except PageUnavailable as error:
-        raise _unreadable(error) from None
-
-
-def _invalid(message: str) -> RpcError:
-    return RpcError(INVALID_PARAMS, f"Invalid params: {message}")
-
-
-def _unreadable(error: PageUnavailable) -> RpcError:
-    # The operator gets the URL and the real reason; the wire gets a stable sentence.
-    print(f"kinetis-docs: could not read {error.url}: {error.reason}", file=sys.stderr, flush=True)
-    return RpcError(INTERNAL_ERROR, str(error))

@@ -1,151 +1,211 @@
-"""The two tools' definitions, and the validation of their arguments against them.
+"""What a tool is: its definition, its typed arguments and the code that runs it, in one object.
 
-The schemas are closed and the server validates them itself, before any fetch, rather
-than trusting the client to have done it. One small validator reads the same schema
-dicts that `tools/list` publishes, so the two cannot drift apart.
+A `Tool` publishes the definition `tools/list` carries and runs a call: it reads its
+arguments from the same schema dicts it publishes (so the two cannot drift apart), as
+typed values, before any page is read, then runs. A `Toolset` is the tools one server
+offers: it resolves a tool's name once and says what an unknown name is.
+
+The server validates arguments itself rather than trusting the client to have done it.
+Each kind of argument (`Text`, `Integer`, `Number`) checks a value against its schema and
+returns it typed; a value outside the schema is `InvalidArguments`.
 """
 
 from __future__ import annotations
 
-from .lines import MAX_LINE_COUNT
+from .exceptions import InvalidArguments
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable, Iterable
 
-READ_DOC = "kinetis_read_doc"
-SEARCH_DOC = "kinetis_search_doc"
-MAX_QUERY_LENGTH = 256
-
-_URI = {
-    "type": "string",
-    "minLength": 1,
-    "description": "A catalogue page, e.g. kinetis://docs/agent-workflow (see resources/list).",
-}
-_START_LINE = {
-    "type": "integer",
-    "minimum": 1,
-    "default": 1,
-}
-_ANNOTATIONS = {
-    "readOnlyHint": True,
-    "destructiveHint": False,
-    "idempotentHint": True,
-    "openWorldHint": True,
-}
-
-TOOLS: tuple[dict[str, object], ...] = (
-    {
-        "name": READ_DOC,
-        "title": "Read a Kinetis docs page",
-        "description": (
-            "Read a window of lines of one Kinetis documentation page, fetched live. "
-            "Returns at most lineCount lines (default and maximum 200) and at most 32 KiB, "
-            "never splitting a line. Continue with startLine = endLine + 1 while hasMore is "
-            "true. Refusals: resource_unknown (no such page), line_out_of_range."
-        ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "uri": _URI,
-                "startLine": {**_START_LINE, "description": "First line to return, from 1."},
-                "lineCount": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_LINE_COUNT,
-                    "default": MAX_LINE_COUNT,
-                    "description": "Most lines to return, 1 to 200.",
-                },
-            },
-            "required": ["uri"],
-            "additionalProperties": False,
-        },
-        "annotations": {"title": "Read a Kinetis docs page", **_ANNOTATIONS},
-    },
-    {
-        "name": SEARCH_DOC,
-        "title": "Search a Kinetis docs page",
-        "description": (
-            "Find the lines of one Kinetis documentation page that contain a literal, "
-            "case-sensitive string; then read around a match with kinetis_read_doc. "
-            "At most 50 matches; when hasMore is true, continue with startLine = last "
-            "match line + 1. Refusals: resource_unknown, line_out_of_range."
-        ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "uri": _URI,
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_QUERY_LENGTH,
-                    "description": "Literal text to find (1 to 256 characters, no pattern syntax).",
-                },
-                "startLine": {**_START_LINE, "description": "First line to scan, from 1."},
-            },
-            "required": ["uri", "query"],
-            "additionalProperties": False,
-        },
-        "annotations": {"title": "Search a Kinetis docs page", **_ANNOTATIONS},
-    },
-)
-
-_BY_NAME = {str(tool["name"]): tool for tool in TOOLS}
+    Arguments = dict[str, object]
+    Result = dict[str, object]
 
 
-class ArgumentError(ValueError):
-    """Arguments outside a tool's schema; the message is fit for the wire."""
+class Argument:
+    """One member of a tool's input schema: its name and the schema `tools/list` shows."""
+
+    __slots__ = ("name", "schema")
+
+    def __init__(self, name: str, schema: dict[str, object]) -> None:
+        self.name = name
+        self.schema = schema
+
+    def problem(self, value: object) -> str | None:
+        """What is wrong with `value` under this schema, or None."""
+        raise NotImplementedError
+
+    def present(self, tool: str, arguments: Arguments) -> bool:
+        """Whether the call carries this argument; a carried value is checked first."""
+        if self.name not in arguments:
+            return False
+        problem = self.problem(arguments[self.name])
+        if problem:
+            raise InvalidArguments(f'Invalid arguments for {tool}: "{self.name}" {problem}.')
+        return True
 
 
-def validate_arguments(name: str, arguments: object) -> dict[str, object]:
-    """The arguments with defaults filled in, or `ArgumentError` saying what is wrong."""
-    tool = _BY_NAME.get(name)
-    if tool is None:
-        raise ArgumentError(f"Unknown tool: {name}")
-    schema: dict[str, Any] = _input_schema(tool)
-    if not isinstance(arguments, dict):
-        raise ArgumentError(f"Invalid arguments for {name}: arguments must be an object.")
-    properties: dict[str, dict[str, object]] = schema["properties"]
-    for key in arguments:
-        if key not in properties:
-            raise ArgumentError(f'Invalid arguments for {name}: unknown argument "{key}".')
-    for key in schema["required"]:
-        if key not in arguments:
-            raise ArgumentError(f'Invalid arguments for {name}: "{key}" is required.')
-    checked: dict[str, object] = {}
-    for key, rule in properties.items():
-        if key in arguments:
-            problem = _problem(arguments[key], rule)
-            if problem:
-                raise ArgumentError(f'Invalid arguments for {name}: "{key}" {problem}.')
-            checked[key] = arguments[key]
-        elif "default" in rule:
-            checked[key] = rule["default"]
-    return checked
+class Text(Argument):
+    """A string argument; `minLength`/`maxLength` count code points, as JSON Schema does."""
 
+    __slots__ = ()
 
-def _input_schema(tool: dict[str, object]) -> dict[str, Any]:
-    schema = tool["inputSchema"]
-    assert isinstance(schema, dict)  # noqa: S101 - the tools above are written that way
-    return schema
-
-
-def _problem(value: object, rule: dict[str, object]) -> str | None:
-    if rule["type"] == "string":
+    def problem(self, value: object) -> str | None:
         if not isinstance(value, str):
             return "must be a string"
-        low, high = rule.get("minLength"), rule.get("maxLength")
+        low, high = self.schema.get("minLength"), self.schema.get("maxLength")
         # len() counts code points, as JSON Schema's minLength/maxLength do.
         if isinstance(low, int) and len(value) < low:
             return "must not be empty" if low == 1 else f"must have at least {low} characters"
         if isinstance(high, int) and len(value) > high:
             return f"must have at most {high} characters"
         return None
-    # Integers are JSON integer literals: `true` is a bool and `1.0` a float in Python.
-    if not isinstance(value, int) or isinstance(value, bool):
-        return "must be an integer"
-    low, high = rule.get("minimum"), rule.get("maximum")
-    if (isinstance(low, int) and value < low) or (isinstance(high, int) and value > high):
-        bounds = f"from {low} to {high}" if isinstance(high, int) else f"of at least {low}"
-        return f"must be an integer {bounds}"
-    return None
+
+    def take(self, tool: str, arguments: Arguments) -> str:
+        """The value of a required string argument; `InvalidArguments` when missing or wrong."""
+        value = self.optional(tool, arguments)
+        if value is None:
+            raise InvalidArguments(f'Invalid arguments for {tool}: "{self.name}" is required.')
+        return value
+
+    def optional(self, tool: str, arguments: Arguments) -> str | None:
+        """The value, or None when the call does not carry it."""
+        if not self.present(tool, arguments):
+            return None
+        value = arguments[self.name]
+        assert isinstance(value, str)  # noqa: S101 - problem() has just checked it
+        return value
+
+
+class Integer(Argument):
+    """An integer argument with a `default` and an optional `minimum`/`maximum`.
+
+    Integers are JSON integer literals: `true` is a bool and `1.0` a float in Python.
+    """
+
+    __slots__ = ()
+
+    def problem(self, value: object) -> str | None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return "must be an integer"
+        low, high = self.schema.get("minimum"), self.schema.get("maximum")
+        if (isinstance(low, int) and value < low) or (isinstance(high, int) and value > high):
+            bounds = f"from {low} to {high}" if isinstance(high, int) else f"of at least {low}"
+            return f"must be an integer {bounds}"
+        return None
+
+    def take(self, tool: str, arguments: Arguments) -> int:
+        """The value, or the schema's default when the call does not carry it."""
+        value = arguments[self.name] if self.present(tool, arguments) else self.schema["default"]
+        assert isinstance(value, int)  # noqa: S101 - checked, or the schema's own default
+        return value
+
+
+class Number(Argument):
+    """A lenient `number`: floored and clamped to [low, high]; anything not numeric is the default.
+
+    Never refuses: a client that sends `"10"` or `null` still gets a result.
+    """
+
+    __slots__ = ("high", "low")
+
+    def __init__(self, name: str, schema: dict[str, object], *, low: int, high: int) -> None:
+        super().__init__(name, schema)
+        self.low = low
+        self.high = high
+
+    def problem(self, value: object) -> str | None:  # noqa: ARG002 - nothing is refused
+        return None
+
+    def take(self, arguments: Arguments) -> int:
+        default = self.schema["default"]
+        assert isinstance(default, int)  # noqa: S101 - the schema is written that way
+        value = arguments.get(self.name, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return default
+        if isinstance(value, float):
+            import math  # noqa: PLC0415 - only a lenient number needs it
+
+            # JSON cannot carry NaN or an infinity; a host calling in-process can.
+            if math.isnan(value):
+                return default
+            if math.isinf(value):
+                return self.high if value > 0 else self.low
+        return max(
+            self.low, min(self.high, math.floor(value) if isinstance(value, float) else value)
+        )
+
+
+def input_schema(
+    arguments: Iterable[Argument], required: Iterable[str], *, closed: bool
+) -> dict[str, object]:
+    """The `inputSchema` of a tool taking `arguments`."""
+    schema: dict[str, object] = {
+        "type": "object",
+        "properties": {argument.name: argument.schema for argument in arguments},
+        "required": list(required),
+    }
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def check_closed(
+    tool: str, arguments: Arguments, accepted: Iterable[Argument], required: Iterable[str]
+) -> None:
+    """Refuse a member the closed schema does not name, then a missing required one."""
+    names = {argument.name for argument in accepted}
+    for key in arguments:
+        if key not in names:
+            raise InvalidArguments(f'Invalid arguments for {tool}: unknown argument "{key}".')
+    for key in required:
+        if key not in arguments:
+            raise InvalidArguments(f'Invalid arguments for {tool}: "{key}" is required.')
+
+
+class Tool:
+    """One tool: the definition `tools/list` shows, and `call`, which reads its typed
+    arguments from that definition's schema before it does anything, then runs."""
+
+    __slots__ = ("definition", "name")
+
+    def __init__(self, definition: dict[str, object]) -> None:
+        self.definition = definition
+        self.name = str(definition["name"])
+
+    def call(self, arguments: Arguments) -> Result:
+        """The `tools/call` result; `InvalidArguments` for arguments outside the schema."""
+        raise NotImplementedError
+
+
+class Toolset:
+    """The tools one server offers, in the order `tools/list` shows them."""
+
+    __slots__ = ("_by_name", "_unknown", "tools")
+
+    def __init__(self, tools: Iterable[Tool], unknown: Callable[[str], Result]) -> None:
+        self.tools = tuple(tools)
+        self._by_name = {tool.name: tool for tool in self.tools}
+        self._unknown = unknown
+
+    def definitions(self) -> list[dict[str, object]]:
+        """Every tool's definition, as `tools/list` entries (copies: a caller may change them)."""
+        return [dict(tool.definition) for tool in self.tools]
+
+    def call(self, name: object, arguments: object = None) -> Result:
+        """Run the tool `name`; a missing `arguments` is `{}`."""
+        if not isinstance(name, str):
+            raise InvalidArguments('"name" must be a string naming a tool.')
+        tool = self._by_name.get(name)
+        if tool is None:
+            return self._unknown(name)
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise InvalidArguments(f"Invalid arguments for {name}: arguments must be an object.")
+        return tool.call(arguments)
+
+
+def refuse_unknown(name: str) -> Result:
+    """An unknown tool name is `InvalidArguments` (-32602), as the stdio contract says."""
+    raise InvalidArguments(f"Unknown tool: {name}")

@@ -1,4 +1,9 @@
-"""Turn frames into answers: the one place where exceptions become error codes.
+"""Turn frames into answers, and exceptions into error codes through one table.
+
+A `MethodTable` holds the methods a server answers and the `ErrorTable` that turns
+whatever they raise into an `RpcError`; every transport runs methods through it, so an
+exception means the same code on every wire. An exception the table does not name is a
+bug: its traceback goes to stderr and the wire gets `-32603` `Internal error`.
 
 Cheap methods run on the reading thread, in arrival order. Methods marked blocking
 (those that reach the network) run on their own threads, at most `max_in_flight` at a
@@ -21,9 +26,10 @@ TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the n
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
+    from typing import Any
 
     Handler = Callable[[dict[str, object]], object]
-    MethodLookup = Callable[[str], "Method | None"]
+    Translator = Callable[[Any], RpcError]
 
 
 class Method:
@@ -36,6 +42,51 @@ class Method:
         self.blocking = blocking
 
 
+class ErrorTable:
+    """Exception classes, each with the `RpcError` it becomes.
+
+    The most specific class wins: an exception is looked up along its class's MRO.
+    """
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: dict[type[Exception], Translator]) -> None:
+        self.entries = entries
+
+    def rpc_error(self, error: Exception) -> RpcError:
+        """The error answer for `error`; an unknown exception is logged as a bug."""
+        if isinstance(error, RpcError):
+            return error
+        for kind in type(error).__mro__:
+            translate = self.entries.get(kind)
+            if translate is not None:
+                return translate(error)
+        import traceback  # noqa: PLC0415 - see the module's docstring
+
+        traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+        return RpcError(INTERNAL_ERROR, "Internal error")
+
+
+class MethodTable:
+    """The methods a server answers, by name, and the table their exceptions go through."""
+
+    __slots__ = ("errors", "methods")
+
+    def __init__(self, methods: dict[str, Method], errors: ErrorTable) -> None:
+        self.methods = methods
+        self.errors = errors
+
+    def __call__(self, name: str) -> Method | None:
+        return self.methods.get(name)
+
+    def run(self, method: Method, params: dict[str, object]) -> object:
+        """The method's result; anything it raises comes out as an `RpcError`."""
+        try:
+            return method.handler(params)
+        except Exception as error:  # noqa: BLE001 - a bug must cost one answer, not the server
+            raise self.errors.rpc_error(error) from None
+
+
 MAX_IN_FLIGHT = 32
 
 
@@ -44,13 +95,13 @@ class Dispatcher:
 
     def __init__(
         self,
-        lookup: MethodLookup,
+        table: MethodTable,
         writer: FrameWriter,
         on_fatal: Callable[[str], None],
         *,
         max_in_flight: int = MAX_IN_FLIGHT,
     ) -> None:
-        self._lookup = lookup
+        self._table = table
         self._writer = writer
         self._on_fatal = on_fatal
         self._max_in_flight = max_in_flight
@@ -70,7 +121,7 @@ class Dispatcher:
             return
         if not isinstance(message, Request):
             return
-        method = self._lookup(message.method)
+        method = self._table(message.method)
         if method is None:
             error = RpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
             self._send(error_message(message.id, error))
@@ -122,14 +173,9 @@ class Dispatcher:
 
     def _run(self, request: Request, method: Method, params: dict[str, object]) -> None:
         try:
-            answer = result_message(request.id, method.handler(params))
+            answer = result_message(request.id, self._table.run(method, params))
         except RpcError as error:
             answer = error_message(request.id, error)
-        except Exception:  # noqa: BLE001 - a bug must cost one answer, not the session
-            import traceback  # noqa: PLC0415 - see the module's docstring
-
-            traceback.print_exc(file=sys.stderr)
-            answer = error_message(request.id, RpcError(INTERNAL_ERROR, "Internal error"))
         self._send(answer)
 
     def _send(self, payload: bytes) -> None:

@@ -1,0 +1,21 @@
+"""The HTTP route: stateless MCP at `POST /api/mcp`, a transport over `DocsApplication`.
+
+Needs the `http` extra (`pip install 'kinetis-mcp-docs[http]'`); the stdio server never
+imports this package. `create_app` is the ASGI factory, configured from the environment
+(see `settings`):
+
+    uvicorn --factory kinetis_mcp_docs.server.http:create_app --host 0.0.0.0 --workers 4
+"""
+
+from __future__ import annotations
+
+from .app import McpRoute
+from .settings import Settings
+
+
+def create_app() -> McpRoute:
+    """The route as an ASGI application, configured from this process's environment."""
+    return McpRoute(Settings.from_environ())
+
+
+__all__ = ["McpRoute", "Settings", "create_app"]

@@ -1,0 +1,235 @@
+"""JSON-RPC over one HTTP POST: the route's envelope rules, header checks and methods.
+
+Stateless: every request carries what it needs, and no method depends on an earlier
+`initialize`. A request in the `2026-07-28` revision names its version in
+`params._meta["io.modelcontextprotocol/protocolVersion"]`; one without that key is a
+request of an earlier revision, served the same way.
+
+Order, first failure wins: an `MCP-Protocol-Version` header naming a version the route
+does not speak (`-32022` under a null id, before the body is read), parse (`-32700`), a
+batch (`-32600`), not an object (`-32600`), no `id` member (a notification: 202, empty),
+an unreadable `id` (`-32600` under null), the envelope (`-32600` under the id), `params`
+(`-32602`), headers present that disagree with the body (`-32020`), a `_meta` version the
+route does not speak (`-32022`), the method (`-32601`, HTTP 404), then the method itself,
+whose exceptions become codes through the application's one error table.
+"""
+
+from __future__ import annotations
+
+from ..methods import ERRORS
+from ..protocol.codec import dumps, loads
+from ..protocol.dispatch import Method, MethodTable
+from ..protocol.errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RpcError,
+)
+from ..protocol.jsonrpc import encode
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..application import DocsApplication
+
+HEADER_MISMATCH = -32020
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+NEWEST_VERSION = SUPPORTED_VERSIONS[-1]
+VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+TTL_MS = 60_000
+
+# The HTTP status of an error answer, as the MCP SDK maps them; any other code is 200.
+_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
+
+RequestId = str | int
+
+
+class Call:
+    """A request that passed every check before dispatch: run `method` with `params`."""
+
+    __slots__ = ("id", "method", "params")
+
+    def __init__(self, id: RequestId, method: Method, params: dict[str, object]) -> None:  # noqa: A002
+        self.id = id
+        self.method = method
+        self.params = params
+
+
+class Reply:
+    """What to answer without running anything: a status and a body (empty for 202)."""
+
+    __slots__ = ("body", "status")
+
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status = status
+        self.body = body
+
+
+ACCEPTED = Reply(202, b"")
+
+
+class Encoded:
+    """A result that never changes, encoded once: `tools/list` and `server/discover`."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, result: dict[str, object]) -> None:
+        self.json = encode(result)
+
+
+def result_reply(request_id: RequestId, result: object) -> Reply:
+    if isinstance(result, Encoded):
+        request = dumps(request_id, ensure_ascii=True).encode("ascii")
+        head = b'{"jsonrpc":"2.0","id":' + request + b',"result":'
+        return Reply(200, head + result.json + b"}")
+    return Reply(200, encode({"jsonrpc": "2.0", "id": request_id, "result": result}))
+
+
+def error_reply(request_id: RequestId | None, error: RpcError) -> Reply:
+    body = encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
+    return Reply(_STATUS.get(error.code, 200), body)
+
+
+def _is_id(value: object) -> bool:
+    # bool is an int subclass in Python, but `true` is not a JSON-RPC id.
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def read_call(body: bytes, headers: Mapping[str, str], table: MethodTable) -> Call | Reply:
+    """The call `body` asks for, or the reply it gets without running anything."""
+    # A version header the route does not speak is refused before the body is read.
+    unsupported = _unsupported(headers.get("mcp-protocol-version"))
+    if unsupported is not None:
+        return error_reply(None, unsupported)
+    try:
+        message = loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return error_reply(None, RpcError(PARSE_ERROR, "Parse error"))
+    if isinstance(message, list):
+        return error_reply(None, RpcError(INVALID_REQUEST, "Batch requests are not supported"))
+    if not isinstance(message, dict):
+        return error_reply(None, RpcError(INVALID_REQUEST, "Invalid Request: not a JSON object."))
+    if "id" not in message:
+        return ACCEPTED  # a notification: nothing to answer, nothing to run
+    request_id = message["id"]
+    if not _is_id(request_id):
+        return _invalid_request(None, '"id" must be a string or an integer')
+    assert isinstance(request_id, (str, int))  # noqa: S101 - _is_id() has just checked it
+    if message.get("jsonrpc") != "2.0":
+        return _invalid_request(request_id, '"jsonrpc" must be "2.0"')
+    name = message.get("method")
+    if not isinstance(name, str) or not name:
+        return _invalid_request(request_id, '"method" must be a non-empty string')
+    params = message.get("params", {})
+    if not isinstance(params, dict):
+        return error_reply(
+            request_id, RpcError(INVALID_PARAMS, "Invalid params: params must be an object.")
+        )
+    problem = header_problem(name, params, headers)
+    if problem is not None:
+        return error_reply(request_id, problem)
+    method = table(name)
+    if method is None:
+        return error_reply(request_id, RpcError(METHOD_NOT_FOUND, f"Method not found: {name}"))
+    return Call(request_id, method, params)
+
+
+def _invalid_request(request_id: RequestId | None, detail: str) -> Reply:
+    return error_reply(request_id, RpcError(INVALID_REQUEST, f"Invalid Request: {detail}."))
+
+
+def header_problem(
+    method: str, params: dict[str, object], headers: Mapping[str, str]
+) -> RpcError | None:
+    """`-32020` for a present header that disagrees with the body, `-32022` for a version
+    the route does not speak (named by the header or the body's `_meta`)."""
+    meta = params.get("_meta")
+    body_version = meta.get(VERSION_META_KEY) if isinstance(meta, dict) else None
+    header_version = headers.get("mcp-protocol-version")
+    if header_version is not None and body_version is not None and header_version != body_version:
+        return _mismatch("MCP-Protocol-Version", "params._meta protocol version")
+    if "mcp-method" in headers and headers["mcp-method"] != method:
+        return _mismatch("Mcp-Method", "method")
+    if (
+        method == "tools/call"
+        and "mcp-name" in headers
+        and headers["mcp-name"] != params.get("name")
+    ):
+        return _mismatch("Mcp-Name", "params.name")
+    if body_version is not None and not isinstance(body_version, str):
+        return RpcError(INVALID_PARAMS, "Invalid params: the protocol version must be a string.")
+    return _unsupported(body_version)
+
+
+def _unsupported(requested: str | None) -> RpcError | None:
+    if requested is None or requested in SUPPORTED_VERSIONS:
+        return None
+    data = {"supported": list(SUPPORTED_VERSIONS), "requested": requested}
+    return RpcError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data)
+
+
+def _mismatch(header: str, member: str) -> RpcError:
+    return RpcError(
+        HEADER_MISMATCH, f"Header mismatch: {header} disagrees with the body's {member}"
+    )
+
+
+def route_methods(application: DocsApplication) -> MethodTable:
+    """The route's five methods over `application`, under the application's error table."""
+    info = application.server_info
+    meta = {SERVER_INFO_META_KEY: info}
+    capabilities = {"tools": {"listChanged": False}}
+    tools = application.site_tools()
+    listed = Encoded(
+        {
+            "_meta": meta,
+            "resultType": "complete",
+            "tools": tools.definitions(),
+            "ttlMs": TTL_MS,
+            "cacheScope": "public",
+        }
+    )
+    discovered = Encoded(
+        {
+            "_meta": meta,
+            "resultType": "complete",
+            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "capabilities": capabilities,
+            "ttlMs": TTL_MS,
+            "cacheScope": "public",
+        }
+    )
+
+    def initialize(params: dict[str, object]) -> object:
+        asked = params.get("protocolVersion")
+        return {
+            "resultType": "complete",
+            "protocolVersion": asked if asked in SUPPORTED_VERSIONS else NEWEST_VERSION,
+            "capabilities": capabilities,
+            "serverInfo": info,
+        }
+
+    def call_tool(params: dict[str, object]) -> object:
+        return {"resultType": "complete", **tools.call(params.get("name"), params.get("arguments"))}
+
+    return MethodTable(
+        {
+            "initialize": Method(initialize),
+            "ping": Method(lambda _params: {}),
+            "server/discover": Method(lambda _params: discovered),
+            "tools/list": Method(lambda _params: listed),
+            "tools/call": Method(call_tool, blocking=True),
+        },
+        ERRORS,
+    )

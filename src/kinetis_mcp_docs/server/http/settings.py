@@ -1,0 +1,101 @@
+"""How one instance of the HTTP route is configured: from the environment, for every worker.
+
+`kinetis-docs serve --http` turns its options into these variables before it starts
+uvicorn, so `uvicorn --factory kinetis_mcp_docs.server.http:create_app` (or gunicorn
+with uvicorn workers) configured by the same variables runs the same route.
+
+- `MCP_BEARER_TOKEN`: the token every request must carry (`Authorization: Bearer ...`).
+- `MCP_ENABLED`: `true` turns a private route on (it needs a token too).
+- `KINETIS_DOCS_PRIVATE`: `1`, private mode: dark (404) until enabled. Public otherwise.
+- `KINETIS_DOCS_PAGES_DIR`: a local tree of `*.md`/`*.mdx` to serve instead of the catalogue.
+- `KINETIS_DOCS_RATE_LIMIT`: requests per minute per key (60).
+- `KINETIS_DOCS_RATE_LIMIT_STORAGE`: `memory://` (per instance, the default) or `redis://...`
+  (shared by every instance naming it).
+- `KINETIS_DOCS_TRUSTED_PROXIES`: comma-separated addresses or networks whose
+  `X-Forwarded-For` counts (loopback by default).
+- `KINETIS_DOCS_ALLOWED_HOSTS`, `KINETIS_DOCS_ALLOWED_ORIGINS`: more `Host` names and
+  `Origin`s accepted on a loopback connection.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+DEFAULT_RATE_LIMIT = 60
+DEFAULT_STORAGE = "memory://"
+LOOPBACK_NETWORKS = ("127.0.0.0/8", "::1/128")
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message names it, fit for one line on stderr."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One route's configuration."""
+
+    token: str | None = None
+    private: bool = False
+    enabled: bool = False
+    pages_dir: str | None = None
+    rate_limit: int = DEFAULT_RATE_LIMIT
+    rate_limit_storage: str = DEFAULT_STORAGE
+    trusted_proxies: tuple[IpNetwork, ...] = field(
+        default_factory=lambda: networks(",".join(LOOPBACK_NETWORKS))
+    )
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+    @property
+    def dark(self) -> bool:
+        """Private mode keeps every method 404 until both `MCP_ENABLED=true` and a token."""
+        return self.private and not (self.enabled and self.token)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        limit_text = env.get("KINETIS_DOCS_RATE_LIMIT", str(DEFAULT_RATE_LIMIT))
+        try:
+            rate_limit = int(limit_text)
+        except ValueError:
+            rate_limit = -1
+        if rate_limit < 1:
+            raise SettingsError(f"KINETIS_DOCS_RATE_LIMIT={limit_text!r}: not a positive integer")
+        storage = env.get("KINETIS_DOCS_RATE_LIMIT_STORAGE") or DEFAULT_STORAGE
+        if not storage.startswith(("memory://", "redis://", "rediss://", "redis+unix://")):
+            raise SettingsError(
+                f"KINETIS_DOCS_RATE_LIMIT_STORAGE={storage!r}: use memory:// or a redis:// URI"
+            )
+        proxies = env.get("KINETIS_DOCS_TRUSTED_PROXIES")
+        return cls(
+            token=env.get("MCP_BEARER_TOKEN") or None,
+            private=env.get("KINETIS_DOCS_PRIVATE", "") in ("1", "true"),
+            enabled=env.get("MCP_ENABLED", "").lower() == "true",
+            pages_dir=env.get("KINETIS_DOCS_PAGES_DIR") or None,
+            rate_limit=rate_limit,
+            rate_limit_storage=storage,
+            trusted_proxies=networks(
+                ",".join(LOOPBACK_NETWORKS) if proxies is None else proxies,
+                name="KINETIS_DOCS_TRUSTED_PROXIES",
+            ),
+            allowed_hosts=_names(env.get("KINETIS_DOCS_ALLOWED_HOSTS", "")),
+            allowed_origins=_names(env.get("KINETIS_DOCS_ALLOWED_ORIGINS", "")),
+        )
+
+
+def networks(text: str, *, name: str = "trusted proxies") -> tuple[IpNetwork, ...]:
+    """Comma-separated addresses or CIDR networks."""
+    items = _names(text)
+    try:
+        return tuple(ipaddress.ip_network(item, strict=False) for item in items)
+    except ValueError as error:
+        raise SettingsError(f"{name}: {error}") from None
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in text.split(",") if item.strip())

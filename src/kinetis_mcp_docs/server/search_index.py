@@ -1,0 +1,354 @@
+"""The search behind `search_docs`: substring scoring over every page, helped by a word index.
+
+Scoring is the contract's: the query is lowercased and split on whitespace; for each token
+a page gains 4 when its title contains it and 1 more when its title, body or URL contains
+it. Pages scoring zero drop out; the rest sort high to low, equal scores by URL (code
+point order), and are cut to the limit. "Contains" is plain substring containment of the
+lowercased token in the lowercased text.
+
+Checking every body for every token would scan the whole tree per token (about 15 ms for
+20 MB). A word index narrows that down without changing the meaning: any occurrence of a
+token lies in the page's text, so each run of word characters in the token lies inside one
+word of that page. The pages holding a word that contains every such run are the only
+candidates, and each candidate is then checked for the token itself.
+
+Pages are kept as UTF-8 bytes, the original and a lowercased copy: a page holding one
+non-ASCII character would take 2 or 4 bytes per character as a `str`. Substring tests on
+UTF-8 bytes agree with those on code points.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import zlib
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+SNIPPET_LENGTH = 240
+TITLE_WEIGHT = 4
+MATCH_WEIGHT = 1
+_CACHED_RUNS = 1024
+_MAX_SCORE = 1 << 30
+_SNIPPET_LEAD = 60
+
+_WORD = re.compile(r"\w+")
+_FRONTMATTER_FIELD = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One result: a page's title, its URL and a snippet of at most 240 code points."""
+
+    title: str
+    url: str
+    snippet: str
+    score: int
+
+
+class _Page:
+    __slots__ = ("body", "fallback", "folded_body", "folded_title", "folded_url", "title", "url")
+
+    def __init__(self, url: str, text: str) -> None:
+        fields, body = split_frontmatter(text)
+        self.url = url
+        self.title = fields.get("title") or first_heading(body) or url
+        # Snippets come from the prose: the `# ` title line would only repeat the title.
+        # Compressed: only the few pages a search returns are ever read back.
+        self.body = zlib.compress(_without_title_line(body).encode("utf-8", "surrogatepass"), 1)
+        self.folded_body = body.lower().encode("utf-8", "surrogatepass")
+        self.folded_title = self.title.lower()
+        self.folded_url = url.lower()
+        self.fallback = clip(fields.get("description") or first_paragraph(body))
+
+
+class SearchIndex:
+    """The pages of one site by URL, searchable. Not thread-safe: callers hold a lock."""
+
+    def __init__(self) -> None:
+        self._pages: dict[int, _Page] = {}
+        self._slot_of: dict[str, int] = {}
+        self._free: list[int] = []  # slots of removed pages, for reuse
+        self._next_slot = 0
+        self._every = 0  # bitmask of every slot in use
+        # word -> bitmask of the slots holding it. A page's own word set is not kept (it
+        # would take several times the text): removing a page finds its words again.
+        self._words: dict[str, int] = {}
+        self._vocabulary = ""
+        self._starts: list[int] = []
+        self._ordered: list[str] = []
+        self._stale_vocabulary = False
+        self._runs: dict[str, int] = {}
+        # Every page's folded title and URL on one line each, in slot order, for one `find`
+        # per token instead of a test per page; rebuilt after a change.
+        self._labels = ""
+        self._label_starts: list[int] = []
+        self._label_slots: list[int] = []
+        self._title_ends: list[int] = []
+        self._by_rank: list[int] = []  # slots in URL order
+        self._url_rank: dict[int, int] = {}
+        self._stale_labels = False
+
+    def __len__(self) -> int:
+        return len(self._pages)
+
+    def urls(self) -> list[str]:
+        return sorted(self._slot_of)
+
+    def put(self, url: str, text: str) -> None:
+        """Index `text` as the page at `url`, replacing what was there."""
+        self.remove(url)
+        if self._free:
+            slot = self._free.pop()
+        else:
+            slot = self._next_slot
+            self._next_slot += 1
+        page = _Page(url, text)
+        bit = 1 << slot
+        for word in _words_in(page):
+            held = self._words.get(word)
+            if held is None:
+                self._stale_vocabulary = True
+                self._words[word] = bit
+            else:
+                self._words[word] = held | bit
+        self._pages[slot] = page
+        self._every |= bit
+        self._slot_of[url] = slot
+        self._runs.clear()
+        self._stale_labels = True
+
+    def remove(self, url: str) -> None:
+        slot = self._slot_of.pop(url, None)
+        if slot is None:
+            return
+        bit = 1 << slot
+        for word in _words_in(self._pages[slot]):
+            left = self._words[word] & ~bit
+            if left:
+                self._words[word] = left
+            else:
+                del self._words[word]
+                self._stale_vocabulary = True
+        del self._pages[slot]
+        self._every &= ~bit
+        self._free.append(slot)
+        self._runs.clear()
+        self._stale_labels = True
+
+    def search(self, query: str, limit: int) -> list[Hit]:
+        """The best `limit` pages for `query`, best first."""
+        tokens = query.lower().split()
+        scores: dict[int, int] = {}
+        for token in dict.fromkeys(tokens):  # a repeated token scores again, found once
+            weight = tokens.count(token)
+            in_title, in_url = self._label_hits(token)
+            in_body = self._candidates(token) & self._every
+            if _WORD.fullmatch(token) is None:
+                # Beyond one run of word characters the candidates are a superset: check.
+                folded = token.encode("utf-8", "surrogatepass")
+                checked = 0
+                for slot in _slots(in_body & ~(in_title | in_url)):
+                    if folded in self._pages[slot].folded_body:
+                        checked |= 1 << slot
+                in_body = checked
+            found = in_url | in_body
+            for slot in _slots(in_title):
+                scores[slot] = scores.get(slot, 0) + (TITLE_WEIGHT + MATCH_WEIGHT) * weight
+            for slot in _slots(found & ~in_title):
+                scores[slot] = scores.get(slot, 0) + MATCH_WEIGHT * weight
+        self._refresh_labels()
+        rank = self._url_rank
+        # One integer per page orders by score, then URL: the top few come out of a heap.
+        keys = [(_MAX_SCORE - score) << 32 | rank[slot] for slot, score in scores.items()]
+        hits = []
+        for key in heapq.nsmallest(limit, keys):
+            page = self._pages[self._by_rank[key & 0xFFFFFFFF]]
+            hits.append(
+                Hit(page.title, page.url, self._snippet(page, tokens), _MAX_SCORE - (key >> 32))
+            )
+        return hits
+
+    def _label_hits(self, token: str) -> tuple[int, int]:
+        """Bitmasks of the pages whose title, and whose URL, contains `token`."""
+        self._refresh_labels()
+        in_title = in_url = 0
+        found = self._labels.find(token)
+        while found >= 0:
+            index = bisect_right(self._label_starts, found) - 1
+            bit = 1 << self._label_slots[index]
+            if found < self._title_ends[index]:
+                in_title |= bit
+            else:
+                in_url |= bit
+            found = self._labels.find(token, found + 1)
+        return in_title, in_url
+
+    def _refresh_labels(self) -> None:
+        if self._stale_labels:
+            self._by_rank = sorted(self._pages, key=lambda slot: self._pages[slot].url)
+            self._url_rank = {slot: rank for rank, slot in enumerate(self._by_rank)}
+            lines = []
+            self._label_starts, self._label_slots, self._title_ends = [], [], []
+            position = 0
+            for slot, page in self._pages.items():
+                self._label_starts.append(position)
+                self._label_slots.append(slot)
+                self._title_ends.append(position + len(page.folded_title))
+                line = f"{page.folded_title}\n{page.folded_url}\n"
+                lines.append(line)
+                position += len(line)
+            self._labels = "".join(lines)
+            self._stale_labels = False
+
+    def _candidates(self, token: str) -> int:
+        """A bitmask of the pages whose body may contain `token` (a superset)."""
+        mask = -1  # every page
+        for run in _WORD.findall(token):
+            mask &= self._pages_with_run(run)
+        return mask
+
+    def _pages_with_run(self, run: str) -> int:
+        cached = self._runs.get(run)
+        if cached is not None:
+            return cached
+        if self._stale_vocabulary:
+            self._ordered = list(self._words)
+            self._vocabulary = "\n".join(self._ordered)
+            self._starts = []
+            position = 0
+            for word in self._ordered:
+                self._starts.append(position)
+                position += len(word) + 1
+            self._stale_vocabulary = False
+        mask = 0
+        found = self._vocabulary.find(run)
+        while found >= 0:
+            index = bisect_right(self._starts, found) - 1
+            mask |= self._words[self._ordered[index]]
+            following = index + 1
+            if following == len(self._starts) or mask == self._every:
+                break
+            found = self._vocabulary.find(run, self._starts[following])
+        if len(self._runs) >= _CACHED_RUNS:
+            self._runs.clear()
+        self._runs[run] = mask
+        return mask
+
+    def _snippet(self, page: _Page, tokens: list[str]) -> str:
+        """Around the first body occurrence of a token, else the description or first paragraph."""
+        if not tokens:
+            return page.fallback
+        body = zlib.decompress(page.body).decode("utf-8", "surrogatepass")
+        folded = body.lower()
+        first = min(
+            (found for found in (folded.find(token) for token in tokens) if found >= 0),
+            default=-1,
+        )
+        if first < 0:
+            return page.fallback
+        if len(folded) != len(body):  # lowercasing changed lengths: find it in the original
+            first = min(first, len(body))
+        return around(body, first)
+
+
+def _slots(mask: int) -> Iterator[int]:
+    """The positions of the set bits of a non-negative `mask`, lowest first."""
+    bits = bin(mask)[:1:-1]
+    found = bits.find("1")
+    while found >= 0:
+        yield found
+        found = bits.find("1", found + 1)
+
+
+def _words_in(page: _Page) -> set[str]:
+    return set(_WORD.findall(page.folded_body.decode("utf-8", "surrogatepass")))
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
+    """A page's YAML frontmatter as flat `key: value` strings, and the text after it."""
+    if not text.startswith("---"):
+        return {}, text
+    first_break = text.find("\n")
+    if first_break < 0 or text[3:first_break].strip():
+        return {}, text
+    end = text.find("\n---", first_break)
+    while end >= 0:
+        line_end = text.find("\n", end + 1)
+        closing = text[end + 4 : len(text) if line_end < 0 else line_end]
+        if not closing.strip():
+            break
+        end = text.find("\n---", end + 1)
+    if end < 0:
+        return {}, text
+    fields: dict[str, str] = {}
+    for line in text[first_break + 1 : end].splitlines():
+        matched = _FRONTMATTER_FIELD.match(line)
+        if matched:
+            fields.setdefault(matched.group(1), _unquoted(matched.group(2)))
+    line_end = text.find("\n", end + 1)
+    return fields, "" if line_end < 0 else text[line_end + 1 :]
+
+
+def _unquoted(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _title_line(body: str) -> tuple[int, int] | None:
+    """Where the first `# ` heading line outside code fences starts and ends."""
+    fenced = False
+    start = 0
+    for line in body.splitlines(keepends=True):
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.startswith("# "):
+            return start, start + len(line)
+        start += len(line)
+    return None
+
+
+def first_heading(body: str) -> str:
+    """The text of the first `# ` heading outside code fences, or ''."""
+    span = _title_line(body)
+    return "" if span is None else body[span[0] + 2 : span[1]].strip().rstrip("#").strip()
+
+
+def _without_title_line(body: str) -> str:
+    span = _title_line(body)
+    return body if span is None else body[: span[0]] + body[span[1] :]
+
+
+def first_paragraph(body: str) -> str:
+    """The first paragraph of prose: not a heading, a fence, a table, an import or markup."""
+    for block in re.split(r"\n\s*\n", body):
+        stripped = block.strip()
+        if stripped and not stripped.startswith(("#", "```", "~~~", "|", "<", "import ", "---")):
+            return stripped
+    return ""
+
+
+def clip(text: str, length: int = SNIPPET_LENGTH) -> str:
+    """`text` on one line (whitespace runs collapsed), cut at a word to `length` code points."""
+    flat = " ".join(text.split())
+    if len(flat) <= length:
+        return flat
+    cut = flat[: length - 1]
+    space = cut.rfind(" ")
+    if space > length // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def around(body: str, position: int, length: int = SNIPPET_LENGTH) -> str:
+    """At most `length` code points of `body` on one line, starting a little before `position`."""
+    start = max(0, position - _SNIPPET_LEAD)
+    if start:
+        space = body.find(" ", start, position)
+        start = space + 1 if space >= 0 else start
+    window = body[start : position + 4 * length]
+    if not start:
+        return clip(window, length)
+    return "…" + clip(window, length - 1)

@@ -1,0 +1,142 @@
+"""Who may use the route: the bearer token, private mode, the DNS-rebinding guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.server.http.conftest import UNLIMITED, StartHttp
+from tests.support.http import HttpServer
+
+TOKEN = "s3cret-token-\u00e9"  # non-ASCII on purpose: compared as bytes
+CHALLENGE = 'Bearer realm="kinetis-mcp-docs"'
+
+
+def _unauthorized(response: httpx.Response, reason: str) -> None:
+    assert response.status_code == 401, response.text
+    assert response.headers["www-authenticate"] == CHALLENGE
+    assert response.json() == {"error": reason}
+
+
+@pytest.fixture
+def token_server(start_http: StartHttp, docs_tree: Path) -> HttpServer:
+    return start_http(
+        "--docs-dir", str(docs_tree), *UNLIMITED, settings={"MCP_BEARER_TOKEN": TOKEN}
+    )
+
+
+def _post_with_authorization(server: HttpServer, authorization: str) -> httpx.Response:
+    return server.client.post(
+        server.url,
+        content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+        headers={b"content-type": b"application/json", b"authorization": authorization.encode()},
+    )
+
+
+def test_a_set_token_is_required_and_a_missing_or_wrong_one_is_401(
+    token_server: HttpServer,
+) -> None:
+    _unauthorized(token_server.rpc("tools/list"), "Missing bearer token")
+    _unauthorized(token_server.rpc("tools/list", token="wrong"), "Invalid bearer token")
+    _unauthorized(token_server.rpc("tools/list", token=TOKEN + "x"), "Invalid bearer token")
+    _unauthorized(_post_with_authorization(token_server, f"Basic {TOKEN}"), "Missing bearer token")
+    _unauthorized(token_server.client.get(token_server.url), "Missing bearer token")
+    assert token_server.rpc("tools/list", token=TOKEN).status_code == 200
+    assert _post_with_authorization(token_server, f"bearer  {TOKEN}").status_code == 200
+
+
+def test_the_token_never_reaches_a_log_line(token_server: HttpServer) -> None:
+    token_server.rpc("tools/list", token=TOKEN)
+    token_server.rpc("tools/list", token="guessed-wrong")
+    token_server.stop()
+    assert "s3cret" not in token_server.output
+    assert "guessed-wrong" not in token_server.output
+    assert "POST /api/mcp" in token_server.output  # the access log is there, without tokens
+
+
+def test_options_needs_no_token(token_server: HttpServer) -> None:
+    assert token_server.client.options(token_server.url).status_code == 204
+
+
+@pytest.mark.parametrize(
+    ("settings", "open_"),
+    [
+        ({}, False),
+        ({"MCP_ENABLED": "true"}, False),
+        ({"MCP_BEARER_TOKEN": TOKEN}, False),
+        ({"MCP_ENABLED": "false", "MCP_BEARER_TOKEN": TOKEN}, False),
+        ({"MCP_ENABLED": "true", "MCP_BEARER_TOKEN": TOKEN}, True),
+    ],
+)
+def test_private_mode_is_dark_until_enabled_with_a_token(
+    start_http: StartHttp, docs_tree: Path, settings: dict[str, str], open_: bool
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), "--private", *UNLIMITED, settings=settings)
+    answers = [
+        server.rpc("tools/list", token=TOKEN).status_code,
+        server.client.get(server.url).status_code,
+        server.client.options(server.url).status_code,
+    ]
+    if open_:
+        assert answers == [200, 401, 204]
+        _unauthorized(server.rpc("tools/list"), "Missing bearer token")
+    else:
+        assert answers == [404, 404, 404]
+
+
+def test_public_mode_without_a_token_is_open(tree_server: HttpServer) -> None:
+    assert tree_server.rpc("tools/list").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Host": "evil.example"}, 421),
+        ({"Host": "evil.example:8000"}, 421),
+        ({"Host": "127.0.0.1.evil.example"}, 421),
+        ({"Host": "localhost", "Origin": "https://evil.example"}, 403),
+        ({"Host": "localhost", "Origin": "http://localhost.evil.example"}, 403),
+        ({"Host": "localhost:9", "Origin": "http://localhost:3000"}, 200),
+        ({"Host": "[::1]:9", "Origin": "http://127.0.0.1"}, 200),
+        ({"Host": "127.0.0.1"}, 200),
+    ],
+)
+def test_a_loopback_connection_naming_another_host_or_origin_is_refused(
+    tree_server: HttpServer, headers: dict[str, str], status: int
+) -> None:
+    assert tree_server.rpc("ping", None, headers).status_code == status
+
+
+def test_allowed_hosts_and_origins_pass_the_guard(start_http: StartHttp, docs_tree: Path) -> None:
+    server = start_http(
+        "--docs-dir",
+        str(docs_tree),
+        "--allowed-host",
+        "docs.example.com",
+        "--allowed-origin",
+        "https://app.example.com",
+        *UNLIMITED,
+    )
+    headers = {"Host": "docs.example.com", "Origin": "https://app.example.com"}
+    assert server.rpc("ping", None, headers).status_code == 200
+    assert server.rpc("ping", None, {"Host": "other.example.com"}).status_code == 421
+
+
+def test_binding_beyond_loopback_without_a_token_prints_a_warning(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    everywhere = "0.0.0.0"  # noqa: S104 - bound, but only loopback traffic is sent
+    open_ = start_http("--host", everywhere, "--docs-dir", str(docs_tree))
+    assert "beyond loopback without MCP_BEARER_TOKEN" in open_.output
+    guarded = start_http(
+        "--host",
+        everywhere,
+        "--docs-dir",
+        str(docs_tree),
+        settings={"MCP_BEARER_TOKEN": TOKEN},
+    )
+    local = start_http("--docs-dir", str(docs_tree))
+    for server in (guarded, local):
+        assert "warning" not in server.output

@@ -1,0 +1,108 @@
+"""Ways to run the route besides `kinetis-docs serve --http`, and what never reaches the wire."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from kinetis_mcp_docs.server.application import DocsApplication
+from kinetis_mcp_docs.server.http import McpRoute, Settings
+from tests.server.http.conftest import StartHttp
+from tests.support.http import HttpServer, clean_environ, serve_http_argv
+
+
+def test_the_asgi_factory_runs_under_plain_uvicorn_configured_by_the_environment(
+    docs_tree: Path,
+) -> None:
+    argv = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "kinetis_mcp_docs.server.http:create_app",
+        "--port",
+        "0",
+    ]
+    env = {
+        **clean_environ(),
+        "KINETIS_DOCS_PAGES_DIR": str(docs_tree),
+        "MCP_BEARER_TOKEN": "factory-token",
+    }
+    server = HttpServer(argv, env)
+    try:
+        assert server.rpc("tools/list").status_code == 401
+        result = server.call_tool("fetch_page", {"url": "/guides/deploy"}, token="factory-token")
+        assert "Deploying behind a proxy" in result["content"][0]["text"]
+    finally:
+        server.stop()
+
+
+def test_several_workers_serve_the_same_route(start_http: StartHttp, docs_tree: Path) -> None:
+    server = start_http("--docs-dir", str(docs_tree), "--workers", "2")
+    for _ in range(10):
+        assert server.call_tool("fetch_page", {"url": "/"})["resultType"] == "complete"
+
+
+def test_a_bad_setting_is_one_line_and_exit_status_2() -> None:
+    env = {**clean_environ(), "KINETIS_DOCS_TRUSTED_PROXIES": "not-an-address"}
+    done = subprocess.run(
+        serve_http_argv(), env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        (
+            "kinetis-docs: KINETIS_DOCS_TRUSTED_PROXIES: "
+            "'not-an-address' does not appear to be an IPv4 or IPv6 network"
+        )
+    ]
+
+
+class _Broken(DocsApplication):
+    def site_tools(self) -> Any:
+        tools = super().site_tools()
+
+        class Failing:
+            def definitions(self) -> list[dict[str, object]]:
+                return tools.definitions()
+
+            def call(self, name: object, arguments: object = None) -> object:
+                raise RuntimeError(f"secret internals of {name} {arguments}")
+
+        return Failing()
+
+
+def test_an_unexpected_failure_is_32603_internal_error_without_a_trace_on_the_wire(
+    docs_tree: Path, capsys: Any
+) -> None:
+    route = McpRoute(Settings(), _Broken(pages_root=str(docs_tree)))
+    sent: list[dict[str, Any]] = []
+    body = b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"fetch_page"}}'
+    incoming = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/api/mcp",
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }
+    try:
+        anyio.run(route, scope, receive, send)
+    finally:
+        route.close()
+    assert sent[0]["status"] == 200
+    assert sent[1]["body"] == (
+        b'{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"Internal error"}}'
+    )
+    assert "secret internals" in capsys.readouterr().err

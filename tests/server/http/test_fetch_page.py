@@ -1,0 +1,193 @@
+"""`fetch_page` over a local tree: normalisation, fallbacks and every guard rail, end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS
+from tests.server.http.conftest import TREE, UNLIMITED, StartHttp
+from tests.support.http import HttpServer, tool_text, write_tree
+
+
+def _fetched(server: HttpServer, url: str) -> dict[str, str]:
+    result = server.call_tool("fetch_page", {"url": url})
+    assert "isError" not in result, result
+    document = json.loads(tool_text(result))
+    assert isinstance(document, dict)
+    return document
+
+
+@pytest.mark.parametrize(
+    ("url", "file", "path"),
+    [
+        (
+            "/getting-started/introduction",
+            "getting-started/introduction.mdx",
+            "/getting-started/introduction",
+        ),
+        (
+            "getting-started/introduction",
+            "getting-started/introduction.mdx",
+            "/getting-started/introduction",
+        ),
+        (
+            "/getting-started/introduction///",
+            "getting-started/introduction.mdx",
+            "/getting-started/introduction",
+        ),
+        (
+            "\\getting-started\\introduction",
+            "getting-started/introduction.mdx",
+            "/getting-started/introduction",
+        ),
+        ("", "index.mdx", "/"),
+        ("/", "index.mdx", "/"),
+        ("//", "index.mdx", "/"),
+        ("/features", "features/index.md", "/features"),
+        ("/features/", "features/index.md", "/features"),
+        (
+            "/features/diagrams/mermaid",
+            "features/diagrams/mermaid.md",
+            "/features/diagrams/mermaid",
+        ),
+        (
+            "/features/%6Dermaid".replace("features/", "features/diagrams/"),
+            "features/diagrams/mermaid.md",
+            "/features/diagrams/mermaid",
+        ),
+        ("/guides/deploy", "guides/deploy.md", "/guides/deploy"),
+    ],
+)
+def test_a_url_is_normalised_and_resolved_to_its_file_byte_for_byte(
+    tree_server: HttpServer, url: str, file: str, path: str
+) -> None:
+    document = _fetched(tree_server, url)
+    assert document == {"url": path, "content": TREE[file]}
+
+
+def test_the_result_text_is_the_contract_document(tree_server: HttpServer) -> None:
+    text = tool_text(tree_server.call_tool("fetch_page", {"url": "/getting-started/introduction"}))
+    assert text == (
+        '{\n  "url": "/getting-started/introduction",\n'
+        '  "content": "---\\ntitle: Introduction\\n---\\n\\n# Introduction\\n\\n'
+        'The first steps with Kinetis.\\n"\n}'
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/../../etc/passwd",
+        "..",
+        "/docs/../index",
+        "/./index",
+        ".",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/%2E%2E/secret",
+        "%2e",
+        "/a/%2e%2e%2fb",
+        "..\\..\\etc\\passwd",
+        "\\..\\index",
+        "%5c..%5cindex",
+        "/index\u0000",
+        "/a%00b",
+        "/\u0000",
+    ],
+)
+def test_a_traversal_is_refused_with_32602_before_anything_is_opened(
+    tree_server: HttpServer, url: str
+) -> None:
+    response = tree_server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": url}})
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "code": INVALID_PARAMS,
+        "message": "Path traversal rejected",
+    }
+
+
+@pytest.mark.parametrize("url", ["/%", "/%2", "/%zz", "/%E0%A4%A", "/%C3%28", "/%FF", "/\ud800"])
+def test_a_url_that_cannot_be_decoded_is_malformed(tree_server: HttpServer, url: str) -> None:
+    response = tree_server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": url}})
+    assert response.json()["error"] == {
+        "code": INVALID_PARAMS,
+        "message": "Malformed URL parameter",
+    }
+
+
+def test_a_double_encoded_dot_decodes_once_into_a_plain_name_and_is_simply_not_found(
+    tree_server: HttpServer,
+) -> None:
+    result = tree_server.call_tool("fetch_page", {"url": "/%252e%252e/%252e%252e/etc/passwd"})
+    assert result["isError"] is True
+    assert tool_text(result) == "Page not found: /%2e%2e/%2e%2e/etc/passwd"
+
+
+@pytest.mark.parametrize("arguments", [{}, {"url": None}, {"url": 5}, {"path": "/"}])
+def test_a_missing_or_mistyped_url_is_32602(tree_server: HttpServer, arguments: object) -> None:
+    response = tree_server.rpc("tools/call", {"name": "fetch_page", "arguments": arguments})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == INVALID_PARAMS
+
+
+@pytest.mark.parametrize("url", ["/nope/missing", "/index.mdx", "/features/index.md", "/guides"])
+def test_a_path_naming_no_page_is_an_error_result(tree_server: HttpServer, url: str) -> None:
+    result = tree_server.call_tool("fetch_page", {"url": url})
+    assert result["isError"] is True
+    assert tool_text(result) == f"Page not found: /{url.strip('/')}"
+
+
+def test_md_wins_over_mdx_and_a_file_over_a_directory_index(
+    start_http: StartHttp, tmp_path: Path
+) -> None:
+    root = write_tree(
+        tmp_path / "tree",
+        {"a.md": "md", "a.mdx": "mdx", "a/index.md": "dir", "b/index.mdx": "b index"},
+    )
+    server = start_http("--docs-dir", str(root), *UNLIMITED)
+    assert _fetched(server, "/a")["content"] == "md"
+    assert _fetched(server, "/a/index")["content"] == "dir"
+    assert _fetched(server, "/b")["content"] == "b index"
+
+
+def test_a_symlink_out_of_the_tree_is_refused_and_one_inside_is_served(
+    start_http: StartHttp, tmp_path: Path
+) -> None:
+    outside = write_tree(tmp_path / "outside", {"secret.md": "SECRET", "dir/index.md": "OUT"})
+    root = write_tree(tmp_path / "tree", {"index.md": "# Home\n", "real.md": "inside\n"})
+    (root / "leak.md").symlink_to(outside / "secret.md")
+    (root / "linked").symlink_to(outside / "dir")
+    (root / "alias.md").symlink_to(root / "real.md")
+    server = start_http("--docs-dir", str(root), *UNLIMITED)
+    for url in ("/leak", "/linked", "/linked/index"):
+        response = server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": url}})
+        assert response.json()["error"] == {
+            "code": INVALID_PARAMS,
+            "message": "Path traversal rejected",
+        }, url
+    assert _fetched(server, "/alias")["content"] == "inside\n"
+    found = json.loads(tool_text(server.call_tool("search_docs", {"query": "secret"})))
+    assert found["results"] == []
+
+
+def test_a_page_that_is_not_utf8_is_32603_with_the_reason_on_stderr_only(
+    start_http: StartHttp, tmp_path: Path
+) -> None:
+    root = write_tree(tmp_path / "tree", {"bad.md": b"\xff\xfe not text"})
+    server = start_http("--docs-dir", str(root), *UNLIMITED)
+    response = server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": "/bad"}})
+    assert response.json()["error"] == {"code": INTERNAL_ERROR, "message": 'Could not read "/bad".'}
+    assert "not valid UTF-8" not in response.text
+    assert "not valid UTF-8 at byte 0" in server.output
+
+
+def test_a_file_changed_on_disk_is_served_changed_on_the_next_call(
+    start_http: StartHttp, tmp_path: Path
+) -> None:
+    root = write_tree(tmp_path / "tree", {"page.md": "one\n"})
+    server = start_http("--docs-dir", str(root), *UNLIMITED)
+    assert _fetched(server, "/page")["content"] == "one\n"
+    (root / "page.md").write_text("two\n", encoding="utf-8")
+    assert _fetched(server, "/page")["content"] == "two\n"

@@ -1,0 +1,357 @@
+"""The route's JSON-RPC and HTTP rules, over real sockets to `kinetis-docs serve --http`."""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any
+
+import pytest
+
+from kinetis_mcp_docs import __version__
+from kinetis_mcp_docs.server.http.rpc import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from kinetis_mcp_docs.server.protocol.errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+)
+from tests.support.http import HttpServer
+
+SUPPORTED = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+SERVER_INFO = {"name": "kinetis-mcp-docs", "version": __version__}
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _error(response: Any, status: int, code: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert "result" not in body
+    assert body["error"]["code"] == code
+    error: dict[str, Any] = body["error"]
+    return error
+
+
+def test_tools_list_is_exactly_the_two_tools_of_the_contract(tree_server: HttpServer) -> None:
+    response = tree_server.rpc("tools/list", request_id=2)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "result": {
+            "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
+            "resultType": "complete",
+            "tools": [
+                {
+                    "name": "search_docs",
+                    "description": (
+                        "Search Kinetis documentation by free-text query. Returns matching "
+                        "pages with title, URL, and snippet."
+                    ),
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {
+                            "query": {"type": "string", "description": "Free-text search query."},
+                            "limit": {
+                                "type": "number",
+                                "description": "Maximum number of results to return.",
+                                "default": 5,
+                            },
+                        },
+                        "required": ["query"],
+                    },
+                },
+                {
+                    "name": "fetch_page",
+                    "description": (
+                        "Fetch the raw Markdown or MDX content of a documentation page by URL "
+                        'path (for example, "/agent-workflow").'
+                    ),
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {
+                            "url": {
+                                "type": "string",
+                                "description": 'Page path starting with "/" or relative.',
+                            }
+                        },
+                        "required": ["url"],
+                    },
+                },
+            ],
+            "ttlMs": 60000,
+            "cacheScope": "public",
+        },
+    }
+
+
+def test_server_discover_reports_versions_capabilities_and_server_info(
+    tree_server: HttpServer,
+) -> None:
+    result = tree_server.rpc("server/discover", {"_meta": MODERN_META}).json()["result"]
+    assert result == {
+        "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
+        "resultType": "complete",
+        "supportedVersions": SUPPORTED,
+        "capabilities": {"tools": {"listChanged": False}},
+        "ttlMs": 60000,
+        "cacheScope": "public",
+    }
+
+
+@pytest.mark.parametrize(
+    ("asked", "answered"),
+    [
+        ("2025-06-18", "2025-06-18"),
+        ("2024-11-05", "2024-11-05"),
+        ("2026-07-28", "2026-07-28"),
+        ("2099-01-01", "2026-07-28"),
+        (None, "2026-07-28"),
+    ],
+)
+def test_initialize_echoes_a_supported_version_and_answers_the_newest_otherwise(
+    tree_server: HttpServer, asked: str | None, answered: str
+) -> None:
+    params: dict[str, object] = {"capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    if asked is not None:
+        params["protocolVersion"] = asked
+    result = tree_server.rpc("initialize", params).json()["result"]
+    assert result["protocolVersion"] == answered
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["serverInfo"] == SERVER_INFO
+
+
+def test_ping_is_an_empty_result_and_no_method_needs_an_earlier_initialize(
+    tree_server: HttpServer,
+) -> None:
+    assert tree_server.rpc("ping").json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    result = tree_server.call_tool("fetch_page", {"url": "/"})
+    assert result["resultType"] == "complete"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "search_docs"}},
+    ],
+)
+def test_a_notification_is_accepted_with_202_and_an_empty_body(
+    tree_server: HttpServer, message: dict[str, Any]
+) -> None:
+    response = tree_server.post(message)
+    assert response.status_code == 202
+    assert response.content == b""
+
+
+def test_an_unknown_method_is_32601_with_404(tree_server: HttpServer) -> None:
+    for method in ("resources/list", "prompts/list", "nope"):
+        _error(tree_server.rpc(method), 404, METHOD_NOT_FOUND)
+
+
+def test_a_batch_is_refused_whole(tree_server: HttpServer) -> None:
+    response = tree_server.post([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+    error = _error(response, 400, INVALID_REQUEST)
+    assert error["message"] == "Batch requests are not supported"
+    assert response.json()["id"] is None
+
+
+@pytest.mark.parametrize("body", [b'{"jsonrpc": "2.0",', b"", b"\xff\xfe", b"NaN", b"{} {}"])
+def test_a_body_that_is_not_one_json_value_is_32700(tree_server: HttpServer, body: bytes) -> None:
+    response = tree_server.post(body)
+    assert _error(response, 400, PARSE_ERROR)["message"] == "Parse error"
+    assert response.json()["id"] is None
+
+
+@pytest.mark.parametrize(
+    ("message", "answered_id"),
+    [
+        ({"jsonrpc": "1.0", "id": 7, "method": "ping"}, 7),
+        ({"id": 7, "method": "ping"}, 7),
+        ({"jsonrpc": "2.0", "id": "s", "method": ""}, "s"),
+        ({"jsonrpc": "2.0", "id": 7}, 7),
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None),
+    ],
+)
+def test_an_invalid_envelope_with_an_id_is_32600(
+    tree_server: HttpServer, message: dict[str, Any], answered_id: object
+) -> None:
+    response = tree_server.post(message)
+    _error(response, 400, INVALID_REQUEST)
+    assert response.json()["id"] == answered_id
+
+
+def test_params_that_are_not_an_object_are_32602(tree_server: HttpServer) -> None:
+    _error(tree_server.rpc("tools/list", [1]), 400, INVALID_PARAMS)
+
+
+def test_a_2026_request_carries_its_version_in_meta_and_a_legacy_one_need_not(
+    tree_server: HttpServer,
+) -> None:
+    params = {"_meta": MODERN_META, "name": "fetch_page", "arguments": {"url": "/"}}
+    headers = {
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "fetch_page",
+    }
+    assert tree_server.rpc("tools/call", params, headers).status_code == 200
+    # Claude Code and Codex send `_meta` on tools/call without the version key.
+    legacy = {"_meta": {"progressToken": 3}, "name": "fetch_page", "arguments": {"url": "/"}}
+    assert tree_server.rpc("tools/call", legacy).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "headers"),
+    [
+        ("tools/list", {"_meta": MODERN_META}, {"MCP-Protocol-Version": "2025-06-18"}),
+        ("tools/list", {}, {"Mcp-Method": "tools/call"}),
+        ("tools/call", {"name": "search_docs", "arguments": {}}, {"Mcp-Name": "fetch_page"}),
+        (
+            "tools/call",
+            {"name": "search_docs", "arguments": {}},
+            {"Mcp-Method": "tools/call", "Mcp-Name": "search-docs"},
+        ),
+    ],
+)
+def test_a_header_that_disagrees_with_the_body_is_32020_with_400(
+    tree_server: HttpServer, method: str, params: dict[str, Any], headers: dict[str, str]
+) -> None:
+    _error(tree_server.rpc(method, params, headers), 400, HEADER_MISMATCH)
+
+
+def test_headers_that_agree_or_are_absent_pass_and_mcp_name_binds_tools_call_only(
+    tree_server: HttpServer,
+) -> None:
+    headers = {"MCP-Protocol-Version": "2025-06-18", "Mcp-Method": "tools/list", "Mcp-Name": "x"}
+    assert tree_server.rpc("tools/list", {}, headers).status_code == 200
+
+
+def test_an_unsupported_version_header_is_32022_naming_supported_and_requested(
+    tree_server: HttpServer,
+) -> None:
+    response = tree_server.rpc("tools/list", None, {"MCP-Protocol-Version": "1999-01-01"})
+    error = _error(response, 400, UNSUPPORTED_PROTOCOL_VERSION)
+    assert response.json()["id"] is None
+    assert error == {
+        "code": -32022,
+        "message": "Unsupported protocol version",
+        "data": {"supported": SUPPORTED, "requested": "1999-01-01"},
+    }
+
+
+def test_an_unsupported_version_in_meta_alone_is_32022_under_the_request_id(
+    tree_server: HttpServer,
+) -> None:
+    meta = {**MODERN_META, "io.modelcontextprotocol/protocolVersion": "2030-01-01"}
+    response = tree_server.rpc("tools/list", {"_meta": meta}, request_id=9)
+    error = _error(response, 400, UNSUPPORTED_PROTOCOL_VERSION)
+    assert response.json()["id"] == 9
+    assert error["data"]["requested"] == "2030-01-01"
+
+
+def test_get_is_405_and_options_is_204_allowing_post_and_options(tree_server: HttpServer) -> None:
+    got = tree_server.client.get(tree_server.url)
+    assert got.status_code == 405
+    assert got.headers["allow"] == "POST, OPTIONS"
+    options = tree_server.client.options(tree_server.url)
+    assert options.status_code == 204
+    assert options.headers["allow"] == "POST, OPTIONS"
+    assert options.content == b""
+
+
+def test_another_path_is_404(tree_server: HttpServer) -> None:
+    other = tree_server.url.replace("/api/mcp", "/api/other")
+    assert tree_server.client.post(other, json={}).status_code == 404
+
+
+def test_a_body_that_is_not_json_by_its_content_type_is_415(tree_server: HttpServer) -> None:
+    response = tree_server.client.post(
+        tree_server.url, content=b"{}", headers={"Content-Type": "text/plain"}
+    )
+    assert response.status_code == 415
+    assert response.json() == {"error": "Content-Type must be application/json"}
+
+
+def test_a_body_of_2_mib_is_read_and_one_byte_more_is_413(tree_server: HttpServer) -> None:
+    padding = 2 * 1024 * 1024 - len(b'{"jsonrpc":"2.0","id":1,"method":"ping","x":""}')
+    exact = b'{"jsonrpc":"2.0","id":1,"method":"ping","x":"' + b"a" * padding + b'"}'
+    assert len(exact) == 2 * 1024 * 1024
+    assert tree_server.post(exact).json()["result"] == {}
+    too_big = tree_server.post(exact[:-2] + b'a"}')
+    assert too_big.status_code == 413
+    assert too_big.json() == {"error": "Request body too large"}
+
+
+def test_an_endless_chunked_body_is_refused_without_being_read_to_its_end(
+    tree_server: HttpServer,
+) -> None:
+    # Raw HTTP/1.1 with chunked encoding and no Content-Length: the route must answer 413
+    # once 2 MiB have arrived, while the client is still sending.
+    with socket.create_connection(("127.0.0.1", tree_server.port), timeout=30) as connection:
+        connection.sendall(
+            b"POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        chunk = b"a" * 65536
+        answer = b""
+        for _ in range(64 * 16):  # up to 64 MiB, far past the cap
+            try:
+                connection.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            except OSError:
+                break  # the server closed the connection after answering
+            connection.setblocking(False)
+            try:
+                answer += connection.recv(65536)
+            except BlockingIOError:
+                pass
+            finally:
+                connection.setblocking(True)
+            if answer:
+                break
+        connection.settimeout(30)
+        while b"\r\n\r\n" not in answer:
+            answer += connection.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 413 ")
+
+
+def test_a_tool_result_is_the_contract_shape_with_is_error_only_on_errors(
+    tree_server: HttpServer,
+) -> None:
+    found = tree_server.call_tool("search_docs", {"query": "mermaid"})
+    assert list(found) == ["resultType", "content"]
+    missing = tree_server.call_tool("fetch_page", {"url": "/nope/missing"})
+    assert missing == {
+        "resultType": "complete",
+        "content": [{"type": "text", "text": "Page not found: /nope/missing"}],
+        "isError": True,
+    }
+
+
+def test_an_unknown_tool_is_an_error_result_not_an_error_code(tree_server: HttpServer) -> None:
+    result = tree_server.call_tool("delete_docs", {})
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Unknown tool: delete_docs"
+
+
+def test_the_search_result_text_is_the_contract_json_document(tree_server: HttpServer) -> None:
+    text = tree_server.call_tool("search_docs", {"query": "mermaid"})["content"][0]["text"]
+    assert text == json.dumps(
+        {
+            "query": "mermaid",
+            "results": [
+                {
+                    "title": "Mermaid Diagrams",
+                    "url": "/features/diagrams/mermaid",
+                    "snippet": "Flowcharts, sequence diagrams, and state charts.",
+                }
+            ],
+        },
+        indent=2,
+    )

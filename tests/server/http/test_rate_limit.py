@@ -1,0 +1,85 @@
+"""60 requests a minute per key, per instance in memory or shared through a real Redis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from tests.server.http.conftest import StartHttp
+from tests.support.http import HttpServer
+from tests.support.redis import running_redis
+
+LIMIT = 60
+
+
+def _limited(response: httpx.Response) -> bool:
+    if response.status_code != 429:
+        return False
+    assert response.json() == {"error": "Rate limit exceeded"}
+    assert 1 <= int(response.headers["retry-after"]) <= 60
+    return True
+
+
+def _spend(
+    server: HttpServer,
+    count: int,
+    headers: dict[str, str] | None = None,
+    token: str | None = None,
+) -> None:
+    for _ in range(count):
+        response = server.rpc("ping", None, headers, token=token)
+        assert response.status_code == 200, response.text
+
+
+def test_the_61st_request_of_a_minute_is_429_with_retry_after(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree))
+    _spend(server, LIMIT)
+    assert _limited(server.rpc("ping"))
+    assert _limited(server.client.get(server.url))
+
+
+def test_each_forwarded_address_from_a_trusted_proxy_has_its_own_budget(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree))  # loopback proxies are trusted
+    first = {"X-Forwarded-For": "203.0.113.5, 10.0.0.1"}
+    _spend(server, LIMIT, first)
+    assert _limited(server.rpc("ping", None, first))
+    assert server.rpc("ping", None, {"X-Forwarded-For": "203.0.113.6"}).status_code == 200
+
+
+def test_forwarded_addresses_from_an_untrusted_peer_are_ignored(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), "--trusted-proxy", "10.0.0.0/8")
+    for n in range(LIMIT):
+        assert server.rpc("ping", None, {"X-Forwarded-For": f"198.51.100.{n}"}).status_code == 200
+    assert _limited(server.rpc("ping", None, {"X-Forwarded-For": "198.51.100.250"}))
+
+
+def test_a_valid_token_is_its_own_key_and_a_wrong_one_counts_against_the_address(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), settings={"MCP_BEARER_TOKEN": "team-token"})
+    _spend(server, LIMIT, token="team-token")
+    assert _limited(server.rpc("ping", token="team-token"))
+    for _ in range(LIMIT):
+        assert server.rpc("ping", token="guess").status_code == 401
+    assert _limited(server.rpc("ping", token="another-guess"))
+
+
+def test_two_instances_sharing_redis_share_one_budget_per_key(
+    start_http: StartHttp, docs_tree: Path, tmp_path: Path
+) -> None:
+    with running_redis(tmp_path / "redis") as storage:
+        options = ("--docs-dir", str(docs_tree), "--rate-limit-storage", storage)
+        one, two = start_http(*options), start_http(*options)
+        for n in range(LIMIT):
+            assert (one if n % 2 else two).rpc("ping").status_code == 200
+        assert _limited(one.rpc("ping"))
+        assert _limited(two.rpc("ping"))
+        alone = start_http("--docs-dir", str(docs_tree))  # in memory: its own count
+        assert alone.rpc("ping").status_code == 200

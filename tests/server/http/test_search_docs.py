@@ -1,0 +1,110 @@
+"""`search_docs` end to end: the limit, empty queries, and a tree that changes under it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kinetis_mcp_docs.server.protocol.errors import INVALID_PARAMS
+from tests.server.http.conftest import UNLIMITED, StartHttp
+from tests.support.http import HttpServer, clean_environ, serve_http_argv, tool_text, write_tree
+
+
+def _results(server: HttpServer, arguments: dict[str, Any]) -> list[dict[str, str]]:
+    result = server.call_tool("search_docs", arguments)
+    assert "isError" not in result, result
+    document = json.loads(tool_text(result))
+    assert document["query"] == arguments["query"]
+    results: list[dict[str, str]] = document["results"]
+    return results
+
+
+@pytest.fixture(scope="module")
+def many_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pages = {f"p{n:02}.md": f"# Page {n}\n\ncommon word\n" for n in range(30)}
+    return write_tree(tmp_path_factory.mktemp("many"), pages)
+
+
+@pytest.fixture(scope="module")
+def many_server(many_pages: Path) -> Iterator[HttpServer]:
+    server = HttpServer(serve_http_argv("--docs-dir", str(many_pages), *UNLIMITED), clean_environ())
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize(
+    ("limit", "count"),
+    [
+        (None, 5),
+        (1, 1),
+        (10, 10),
+        (20, 20),
+        (50, 20),
+        (0, 1),
+        (-3, 1),
+        (2.9, 2),
+        (19.99, 19),
+        (1e300, 20),
+        ("10", 5),
+        ("many", 5),
+        (True, 5),
+        ([3], 5),
+    ],
+)
+def test_the_limit_is_floored_clamped_to_1_20_and_non_numbers_mean_5(
+    many_server: HttpServer, limit: object, count: int
+) -> None:
+    arguments: dict[str, Any] = {"query": "common"}
+    if limit is not None:
+        arguments["limit"] = limit
+    assert len(_results(many_server, arguments)) == count
+
+
+def test_equal_scores_come_in_url_order(many_server: HttpServer) -> None:
+    urls = [hit["url"] for hit in _results(many_server, {"query": "common", "limit": 20})]
+    assert urls == sorted(urls)
+    assert urls[0] == "/p00"
+
+
+@pytest.mark.parametrize("arguments", [{}, {"query": ""}, {"query": "   "}, {"query": None}])
+def test_an_empty_or_absent_query_is_an_error_result(
+    many_server: HttpServer, arguments: dict[str, Any]
+) -> None:
+    result = many_server.call_tool("search_docs", arguments)
+    assert result["isError"] is True
+    assert tool_text(result) == "Missing or empty query."
+
+
+def test_a_query_that_is_not_a_string_is_32602(many_server: HttpServer) -> None:
+    response = many_server.rpc("tools/call", {"name": "search_docs", "arguments": {"query": 42}})
+    assert response.json()["error"]["code"] == INVALID_PARAMS
+
+
+def test_a_changed_added_or_removed_file_is_seen_by_the_next_search(
+    start_http: StartHttp, tmp_path: Path
+) -> None:
+    root = write_tree(tmp_path / "tree", {"a.md": "# A\n\napple\n", "sub/b.md": "# B\n\nbanana\n"})
+    server = start_http("--docs-dir", str(root), *UNLIMITED)
+    assert [hit["url"] for hit in _results(server, {"query": "apple"})] == ["/a"]
+
+    (root / "a.md").write_text("# A\n\ncherry\n", encoding="utf-8")
+    assert _results(server, {"query": "apple"}) == []
+    assert [hit["url"] for hit in _results(server, {"query": "cherry"})] == ["/a"]
+
+    write_tree(root, {"sub/new/index.md": "---\ntitle: Fresh\n---\nkiwi\n"})
+    (root / "sub" / "b.md").unlink()
+    assert _results(server, {"query": "kiwi"}) == [
+        {"title": "Fresh", "url": "/sub/new", "snippet": "kiwi"}
+    ]
+    assert _results(server, {"query": "banana"}) == []
+
+
+def test_every_result_is_a_page_fetch_page_serves_at_that_url(tree_server: HttpServer) -> None:
+    for hit in _results(tree_server, {"query": "e", "limit": 20}):
+        fetched = tree_server.call_tool("fetch_page", {"url": hit["url"]})
+        assert "isError" not in fetched, hit
+        assert len(hit["snippet"]) <= 240

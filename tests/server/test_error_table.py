@@ -1,0 +1,91 @@
+"""Exceptions become codes through one table, and every error class of the core has its entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from kinetis_mcp_docs.server import exceptions
+from kinetis_mcp_docs.server.exceptions import (
+    DocsError,
+    InvalidArguments,
+    PageUnavailable,
+    RejectedUrl,
+    UnknownResource,
+)
+from kinetis_mcp_docs.server.methods import ERRORS
+from kinetis_mcp_docs.server.protocol.dispatch import Method, MethodTable
+from kinetis_mcp_docs.server.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    RpcError,
+)
+
+
+def _error_classes(base: type[Exception]) -> set[type[Exception]]:
+    found: set[type[Exception]] = set()
+    for kind in base.__subclasses__():
+        found |= {kind, *_error_classes(kind)}
+    return found
+
+
+def test_every_error_class_of_the_core_has_its_own_entry_in_the_table() -> None:
+    classes = _error_classes(DocsError)
+    assert classes == {value for value in vars(exceptions).values() if isinstance(value, type)} - {
+        DocsError
+    }
+    assert classes - set(ERRORS.entries) == set()
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "message", "data"),
+    [
+        (
+            InvalidArguments('"uri" is required.'),
+            INVALID_PARAMS,
+            'Invalid params: "uri" is required.',
+            None,
+        ),
+        (RejectedUrl("Path traversal rejected"), INVALID_PARAMS, "Path traversal rejected", None),
+        (
+            UnknownResource("kinetis://docs/nope"),
+            RESOURCE_NOT_FOUND,
+            "Resource not found: kinetis://docs/nope",
+            {"uri": "kinetis://docs/nope"},
+        ),
+        (
+            PageUnavailable("kinetis://docs/index", "https://origin/index.md", "HTTP 500"),
+            INTERNAL_ERROR,
+            'Could not read "kinetis://docs/index".',
+            None,
+        ),
+    ],
+)
+def test_each_error_becomes_its_code_and_wire_message(
+    error: Exception, code: int, message: str, data: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer = ERRORS.rpc_error(error)
+    assert (answer.code, answer.message, answer.data) == (code, message, data)
+
+
+def test_an_unreadable_page_puts_its_url_and_reason_on_stderr_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    answer = ERRORS.rpc_error(PageUnavailable("kinetis://docs/x", "https://o/x.md", "HTTP 503"))
+    assert "HTTP 503" not in answer.message
+    assert "https://o/x.md: HTTP 503" in capsys.readouterr().err
+
+
+def test_an_exception_outside_the_table_is_a_bug_answered_internal_error_with_its_trace_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def broken(_params: dict[str, object]) -> object:
+        raise KeyError("secret detail")
+
+    table = MethodTable({"broken": Method(broken)}, ERRORS)
+    method = table("broken")
+    assert method is not None
+    with pytest.raises(RpcError) as raised:
+        table.run(method, {})
+    assert (raised.value.code, raised.value.message) == (INTERNAL_ERROR, "Internal error")
+    assert "secret detail" in capsys.readouterr().err

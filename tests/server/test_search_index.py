@@ -1,0 +1,124 @@
+"""The search behind search_docs: the contract's scoring, order, titles and snippets."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
+
+
+def _index(pages: dict[str, str]) -> SearchIndex:
+    index = SearchIndex()
+    for url, text in pages.items():
+        index.put(url, text)
+    return index
+
+
+def _scores(index: SearchIndex, query: str, limit: int = 20) -> list[tuple[str, int]]:
+    return [(hit.url, hit.score) for hit in index.search(query, limit)]
+
+
+PAGES = {
+    "/alpha": "# Alpha Guide\n\nnothing else\n",
+    "/beta": "# Beta\n\nmentions alpha in the body\n",
+    "/gamma/alpha-notes": "# Gamma\n\nno match in the body\n",
+    "/delta": "# Delta\n\nunrelated\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # +4 title, +1 title/body/url: a title hit is 5, a body or url hit alone is 1.
+        ("alpha", [("/alpha", 5), ("/beta", 1), ("/gamma/alpha-notes", 1)]),
+        ("ALPHA", [("/alpha", 5), ("/beta", 1), ("/gamma/alpha-notes", 1)]),
+        ("alpha guide", [("/alpha", 10), ("/beta", 1), ("/gamma/alpha-notes", 1)]),
+        ("alpha body", [("/alpha", 5), ("/beta", 2), ("/gamma/alpha-notes", 2)]),
+        ("zzz", []),
+        ("lph", [("/alpha", 5), ("/beta", 1), ("/gamma/alpha-notes", 1)]),
+        ("alpha alpha", [("/alpha", 10), ("/beta", 2), ("/gamma/alpha-notes", 2)]),
+        ("-notes", [("/gamma/alpha-notes", 1)]),
+        ("in the", [("/beta", 2), ("/gamma/alpha-notes", 2), ("/alpha", 1)]),
+    ],
+)
+def test_scoring_is_the_contracts_and_equal_scores_order_by_url(
+    query: str, expected: list[tuple[str, int]]
+) -> None:
+    assert _scores(_index(PAGES), query) == expected
+
+
+def test_results_are_cut_to_the_limit_best_first() -> None:
+    assert _scores(_index(PAGES), "alpha", 2) == [("/alpha", 5), ("/beta", 1)]
+
+
+def test_the_title_is_the_frontmatter_title_else_the_first_heading_else_the_url() -> None:
+    index = _index(
+        {
+            "/a": "---\ntitle: 'From Frontmatter'\n---\n# Heading\nword\n",
+            "/b": "intro\n```\n# not a heading\n```\n# Real Heading\nword\n",
+            "/c": "## Only a subheading\nword\n",
+        }
+    )
+    titles = {hit.url: hit.title for hit in index.search("word", 5)}
+    assert titles == {"/a": "From Frontmatter", "/b": "Real Heading", "/c": "/c"}
+
+
+def test_the_snippet_shows_the_first_body_occurrence_within_240_code_points() -> None:
+    filler = "lorem ipsum dolor " * 40
+    text = f"# Page\n\n{filler}\nThe needle is here 😀 and then {filler}\n"
+    (hit,) = _index({"/p": text}).search("NEEDLE", 1)
+    assert "needle is here 😀" in hit.snippet
+    assert len(hit.snippet) <= SNIPPET_LENGTH
+    assert "\n" not in hit.snippet
+    assert hit.snippet.startswith("…")
+    assert hit.snippet.endswith("…")
+
+
+def test_the_snippet_falls_back_to_the_description_then_the_first_paragraph() -> None:
+    index = _index(
+        {
+            "/described": (
+                "---\ntitle: Topic\ndescription: A short summary.\n---\n# Topic\n\nBody.\n"
+            ),
+            "/plain": "# Topic\n\nFirst paragraph\nof prose.\n\nSecond.\n",
+        }
+    )
+    snippets = {hit.url: hit.snippet for hit in index.search("topic", 5)}
+    assert snippets == {"/described": "A short summary.", "/plain": "First paragraph of prose."}
+
+
+def test_frontmatter_is_split_from_the_body() -> None:
+    fields, body = split_frontmatter('---\ntitle: "T: x"\nlayout: doc\n---\n# H\n')
+    assert fields == {"title": "T: x", "layout": "doc"}
+    assert body == "# H\n"
+    assert split_frontmatter("--- not frontmatter\n") == ({}, "--- not frontmatter\n")
+
+
+def test_replacing_and_removing_pages_changes_what_is_found() -> None:
+    index = _index({"/a": "# A\nold words\n"})
+    index.put("/a", "# A\nnew words\n")
+    assert _scores(index, "old") == []
+    assert _scores(index, "new") == [("/a", 1)]
+    index.remove("/a")
+    assert _scores(index, "new") == []
+    assert len(index) == 0
+
+
+def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:
+    rng = random.Random(8)
+    alphabet = string.ascii_lowercase[:6] + "é-_. "
+    pages = {
+        f"/p{n}": "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300)))
+        for n in range(60)
+    }
+    index = _index(pages)
+    for _ in range(300):
+        token = "".join(rng.choice(alphabet.strip()) for _ in range(rng.randint(1, 4)))
+        found = {hit.url for hit in index.search(token, 100)}
+        scanned = {
+            url for url, text in pages.items() if token in text.lower() or token in url.lower()
+        }
+        assert found == scanned, token

@@ -1,0 +1,179 @@
+"""A real `kinetis-docs serve --http` subprocess, reached over real sockets on 127.0.0.1.
+
+The server binds port 0 and the test reads the port it got from uvicorn's start-up line on
+output, so parallel runs never race for a port. Requests go through `httpx` with
+`trust_env=False`, so no proxy of the machine (or of the docs origin's environment) sits
+between the test and the route.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+TIMEOUT = 30.0
+ROUTE = "/api/mcp"
+_SETTINGS = ("KINETIS_DOCS_", "MCP_BEARER_TOKEN", "MCP_ENABLED")
+_RUNNING = re.compile(r"Uvicorn running on http://(\S+):(\d+) ")
+
+
+def kinetis_docs() -> str:
+    """`kinetis-docs`, the console script of the environment running the tests."""
+    return os.fspath(Path(sys.executable).with_name("kinetis-docs"))
+
+
+def serve_http_argv(*options: str) -> list[str]:
+    return [kinetis_docs(), "serve", "--http", "--port", "0", *options]
+
+
+class HttpServer:
+    """One HTTP server subprocess; its output (stderr and stdout) is kept, its port read there."""
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str], *, workers: int = 1) -> None:
+        self.process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            # One stream, in order: uvicorn logs to stderr, its access log to stdout.
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=dict(env),
+        )
+        self._output = bytearray()
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read_output, daemon=True)
+        self._reader.start()
+        self.port = self._wait_for_port(workers)
+        self.url = f"http://127.0.0.1:{self.port}{ROUTE}"
+        self.client = httpx.Client(trust_env=False, timeout=TIMEOUT)
+
+    def _read_output(self) -> None:
+        assert self.process.stdout is not None
+        output = self.process.stdout
+        while chunk := output.read1(65536):  # type: ignore[attr-defined]
+            with self._changed:
+                self._output += chunk
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    @property
+    def output(self) -> str:
+        with self._changed:
+            return self._output.decode("utf-8", "replace")
+
+    def _wait_for_port(self, workers: int) -> int:
+        """The port, once every worker has started (a parent names it before they have)."""
+
+        def port() -> int | None:
+            text = self._output.decode("utf-8", "replace")
+            found = _RUNNING.search(text)
+            if found is None or text.count("Application startup complete.") < workers:
+                return None
+            return int(found.group(2))
+
+        with self._changed:
+            if not self._changed.wait_for(
+                lambda: port() is not None or not self._reader.is_alive(), TIMEOUT
+            ):
+                raise AssertionError(f"the server did not start in {TIMEOUT} s: {self.output}")
+            found = port()
+        if found is None:
+            self.stop()
+            raise AssertionError(f"the server exited: {self.output}")
+        return found
+
+    def post(
+        self,
+        message: object,
+        headers: Mapping[str, str] | None = None,
+        *,
+        token: str | None = None,
+    ) -> httpx.Response:
+        """POST one JSON body (already bytes, or encoded here) to the route."""
+        sent = {b"content-type": b"application/json"}
+        sent.update(
+            (name.lower().encode(), value.encode()) for name, value in (headers or {}).items()
+        )
+        if token is not None:
+            sent[b"authorization"] = f"Bearer {token}".encode()  # UTF-8, as clients send it
+        # ASCII JSON: a lone surrogate is sent escaped, as a client's JSON would carry it.
+        body = message if isinstance(message, bytes) else json.dumps(message).encode("ascii")
+        return self.client.post(self.url, content=body, headers=sent)
+
+    def rpc(
+        self,
+        method: str,
+        params: object = None,
+        headers: Mapping[str, str] | None = None,
+        *,
+        token: str | None = None,
+        request_id: object = 1,
+    ) -> httpx.Response:
+        message: dict[str, object] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        return self.post(message, headers, token=token)
+
+    def call_tool(
+        self, name: str, arguments: object, *, token: str | None = None
+    ) -> dict[str, Any]:
+        """The `result` of a `tools/call` that must succeed at the JSON-RPC level."""
+        response = self.rpc("tools/call", {"name": name, "arguments": arguments}, token=token)
+        assert response.status_code == 200, response.text
+        result = response.json()["result"]
+        assert isinstance(result, dict)
+        return result
+
+    def stop(self) -> int:
+        """SIGINT (as Ctrl-C), then wait; the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            code = self.process.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait(timeout=TIMEOUT)
+        self._reader.join(timeout=TIMEOUT)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        with contextlib.suppress(AttributeError):
+            self.client.close()
+        return code
+
+
+def tool_text(result: Mapping[str, Any]) -> str:
+    """The one text block of a tool result."""
+    (block,) = result["content"]
+    assert block["type"] == "text"
+    text = block["text"]
+    assert isinstance(text, str)
+    return text
+
+
+def write_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write `files` (relative path -> content) under `root`; returns `root`."""
+    for relative, content in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_bytes(content.encode("utf-8"))
+    return root
+
+
+def clean_environ(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment (or `base`) without any of the route's own settings."""
+    env = dict(os.environ if base is None else base)
+    return {name: value for name, value in env.items() if not name.startswith(_SETTINGS)}
