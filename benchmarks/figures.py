@@ -206,43 +206,62 @@ def spawn(bench: Bench) -> list[Row]:
 # --- 8. update-day spawn ------------------------------------------------------------------
 
 
-def update_day(bench: Bench) -> list[Row]:
-    """A spawn whose update is due and finds nothing newer, against one inside the window."""
-    figure = "update-day spawn, nothing newer: time added"
+def _due_and_inside(
+    bench: Bench, env: dict[str, str], after_due: Callable[[float], None]
+) -> tuple[list[float], list[float]]:
+    """Spawn times of the install: due ones, each followed by one inside the window.
+
+    Before each due spawn the timestamp is set three days back; `after_due` gets that time
+    and raises `BenchError` if the spawn did not do what the figure assumes.
+    """
     install = bench.installed()
     argv = start_argv(install)
-    env = bench.server_env()
-    layout = InstallLayout(install)
-    current = os.path.realpath(layout.current)
     due: list[float] = []
     inside: list[float] = []
     for _ in range(bench.settings.update_spawns):
         stale = time.time() - 3 * 86_400
         _write_timestamp(install, stale)
         due.append(spawn_to_initialize(argv, env))
+        after_due(stale)
+        _write_timestamp(install, time.time())
+        inside.append(spawn_to_initialize(argv, env))
+    return due, inside
+
+
+def _time_added(
+    figure: str, due: list[float], inside: list[float], target: float, note: str
+) -> Row:
+    added = median(due) - median(inside)
+    return Row(
+        figure,
+        f"+{ms(added)}",
+        "—",
+        "—",
+        f"≤ {target:g} s added",
+        added <= target,
+        data={"due_s": summary(due), "inside_window_s": summary(inside)},
+        note=(
+            f"median of {len(due)} due spawns ({ms(median(due))}) minus the spawn inside the "
+            f"window that followed each ({ms(median(inside))}); {note}"
+        ),
+    )
+
+
+def update_day(bench: Bench) -> list[Row]:
+    """A spawn whose update is due and finds nothing newer, against one inside the window."""
+    layout = InstallLayout(bench.installed())
+    current = os.path.realpath(layout.current)
+
+    def recorded_and_kept(stale: float) -> None:
         recorded = read_last_check(layout.last_update_check)
         if recorded is None or recorded <= stale:
             raise BenchError("the update-day spawn did not record a successful check")
         if os.path.realpath(layout.current) != current:
             raise BenchError("the update-day spawn switched `current`: something was newer")
-        inside.append(spawn_to_initialize(argv, env))
-    added = median(due) - median(inside)
-    return [
-        Row(
-            figure,
-            f"+{ms(added)}",
-            "—",
-            "—",
-            "≤ 1 s added",
-            added <= 1.0,
-            data={"due_s": summary(due), "inside_window_s": summary(inside)},
-            note=(
-                f"median of {len(due)} due spawns ({ms(median(due))}) minus the spawn inside "
-                f"the window that followed each ({ms(median(inside))}); pip resolves against "
-                "the local wheelhouse. The peer has no updater."
-            ),
-        )
-    ]
+
+    due, inside = _due_and_inside(bench, bench.server_env(), recorded_and_kept)
+    note = "pip resolves against the local wheelhouse. The peer has no updater."
+    return [_time_added("update-day spawn, nothing newer: time added", due, inside, 1.0, note)]
 
 
 @contextmanager
@@ -287,9 +306,7 @@ def update_offline(bench: Bench) -> list[Row]:
     mirror would leave it. Each due spawn must serve the installed version, record
     nothing (so the next spawn retries) and leave `current` as it was.
     """
-    install = bench.installed()
-    argv = start_argv(install)
-    layout = InstallLayout(install)
+    layout = InstallLayout(bench.installed())
     current = os.path.realpath(layout.current)
     base = {
         key: value
@@ -304,36 +321,21 @@ def update_offline(bench: Bench) -> list[Row]:
             ("index accepting connections, never answering", silent, 3.0),
         ]
         for what, url, target in cases:
-            env = base | local | {"PIP_INDEX_URL": url}
-            due: list[float] = []
-            inside: list[float] = []
-            for _ in range(bench.settings.update_spawns):
-                stale = time.time() - 3 * 86_400
-                _write_timestamp(install, stale)
-                due.append(spawn_to_initialize(argv, env))
+
+            def nothing_recorded(stale: float, what: str = what) -> None:
                 if read_last_check(layout.last_update_check) != stale:
                     raise BenchError(f"a due spawn with the {what} recorded a check")
                 if os.path.realpath(layout.current) != current:
                     raise BenchError(f"a due spawn with the {what} switched `current`")
-                _write_timestamp(install, time.time())
-                inside.append(spawn_to_initialize(argv, env))
-            added = median(due) - median(inside)
+
+            env = base | local | {"PIP_INDEX_URL": url}
+            due, inside = _due_and_inside(bench, env, nothing_recorded)
+            note = (
+                "each due spawn served the installed version and recorded nothing, so the "
+                "next one retried."
+            )
             rows.append(
-                Row(
-                    f"update-day spawn, {what}: time added",
-                    f"+{ms(added)}",
-                    "—",
-                    "—",
-                    f"≤ {target:g} s added",
-                    added <= target,
-                    data={"due_s": summary(due), "inside_window_s": summary(inside)},
-                    note=(
-                        f"median of {len(due)} due spawns ({ms(median(due))}) minus the spawn "
-                        f"inside the window that followed each ({ms(median(inside))}); each "
-                        "due spawn served the installed version and recorded nothing, so the "
-                        "next one retried."
-                    ),
-                )
+                _time_added(f"update-day spawn, {what}: time added", due, inside, target, note)
             )
     return rows
 

@@ -60,7 +60,7 @@ from tests.support.wheelhouse import (
     without_pip_configuration,
 )
 
-pytestmark = pytest.mark.skipif(not PROC_AVAILABLE, reason="observes processes and locks in /proc")
+pytestmark = pytest.mark.skipif(not PROC_AVAILABLE, reason="observes processes in /proc")
 
 DAY = 86_400
 WAIT = 60.0  # the bound on every wait for another process
@@ -340,6 +340,19 @@ def _waits(install: Install, process: ServerProcess) -> Callable[[], bool]:
     return lambda: _waiting_line(install) in _our_lines(process)
 
 
+def _refuses_to_update(install: Install, environ: Mapping[str, str], spawns: Spawn) -> str:
+    """Spawn with an update due: it serves 1.0.0, records and builds nothing; its one line."""
+    server = spawns(install.layout, environ)
+    assert _initialize(server) == "1.0.0"
+    _finish(server)
+    (line,) = _our_lines(server)
+    assert "could not update" in line
+    assert _installed(install) == "1.0.0"
+    assert install.envs() == [install.original.name]
+    assert not install.layout.last_update_check.is_file()
+    return line
+
+
 def _installed(install: Install) -> str | None:
     env = current_environment(install.layout)
     return None if env is None else environment_version(env)
@@ -506,14 +519,8 @@ def test_an_unreachable_index_still_serves_records_nothing_and_the_next_spawn_re
     layout = old_install.layout
     old_install.set_last_check(None)
 
-    offline = spawns(layout, unreachable_environ)
-    assert _initialize(offline) == "1.0.0"
-    _finish(offline)
-    (line,) = _our_lines(offline)
-    assert "could not update" in line
-    assert "1.0.0" in line
-    assert not layout.last_update_check.exists()
-    assert old_install.envs() == [old_install.original.name]
+    line = _refuses_to_update(old_install, unreachable_environ, spawns)
+    assert "starting the installed version 1.0.0" in line
 
     online = spawns(layout, wheelhouse_environ)
     assert _initialize(online) == "1.0.1"
@@ -570,14 +577,9 @@ def test_a_due_spawn_asks_a_failing_index_once_whatever_retries_pip_is_configure
     # pip retries a 503 (with back-off) as often as it is told: a spawn must not.
     index.fail(PROJECT_PAGE, 503)
 
-    server = spawns(old_install.layout, index_environ | {"PIP_RETRIES": "5"})
-    assert _initialize(server) == "1.0.0"
-    _finish(server)
+    _refuses_to_update(old_install, index_environ | {"PIP_RETRIES": "5"}, spawns)
 
     assert index.count(PROJECT_PAGE) == 1
-    (line,) = _our_lines(server)
-    assert "could not update" in line
-    assert not old_install.layout.last_update_check.exists()
 
 
 def test_a_due_spawn_gives_up_on_an_index_that_never_answers_long_before_its_deadline(
@@ -590,15 +592,10 @@ def test_a_due_spawn_gives_up_on_an_index_that_never_answers_long_before_its_dea
     index.hold(PROJECT_PAGE, occurrence=1)
     assert index_environ["PIP_TIMEOUT"] == "300"
 
-    server = spawns(old_install.layout, index_environ)
-    assert _initialize(server) == "1.0.0"
-    _finish(server)
+    # Nothing is recorded, so the next spawn tries again.
+    _refuses_to_update(old_install, index_environ, spawns)
 
     assert index.count(PROJECT_PAGE) == 1
-    (line,) = _our_lines(server)
-    assert "could not update" in line
-    # The next spawn tries again: nothing was recorded.
-    assert not old_install.layout.last_update_check.exists()
 
 
 @pytest.fixture(scope="session")
@@ -619,20 +616,13 @@ def noisy_wheelhouse(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory)
 def test_an_update_to_a_release_that_writes_to_stdout_at_import_is_never_switched_in(
     old_install: Install, noisy_wheelhouse: Path, tmp_path: Path, spawns: Spawn
 ) -> None:
-    layout = old_install.layout
     old_install.set_last_check(None)
     environ = _environ(wheelhouse_pip_env(noisy_wheelhouse), tmp_path)
 
-    server = spawns(layout, environ)
-    assert _initialize(server) == "1.0.0"
-    _finish(server)
+    line = _refuses_to_update(old_install, environ, spawns)
 
-    (line,) = _our_lines(server)
     assert "something other than a JSON-RPC frame" in line
     assert "kinetis 1.0.2 says hello" in line
-    assert _installed(old_install) == "1.0.0"
-    assert old_install.envs() == [old_install.original.name]
-    assert not layout.last_update_check.exists()
 
 
 @pytest.mark.parametrize("planted", ["dangling-lock-link", "lock-link-to-a-file"])
@@ -651,18 +641,14 @@ def test_a_due_spawn_never_makes_or_opens_a_lock_file_through_a_planted_link(
         target.write_text("theirs\n")
     layout.lock.symlink_to(target)
 
-    server = spawns(layout, wheelhouse_environ)
-    assert _initialize(server) == "1.0.0"
-    _finish(server)
+    line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
 
-    (line,) = _our_lines(server)
     assert f"{layout.lock} is a symlink" in line
     assert sorted(path.name for path in target.parent.iterdir()) == (
         [] if planted == "dangling-lock-link" else ["target"]
     )
     if planted == "lock-link-to-a-file":
         assert target.read_text() == "theirs\n"
-    assert old_install.envs() == [old_install.original.name]
 
 
 def test_a_fifo_under_the_timestamps_name_neither_blocks_a_spawn_nor_lets_it_update(
@@ -672,13 +658,9 @@ def test_a_fifo_under_the_timestamps_name_neither_blocks_a_spawn_nor_lets_it_upd
     old_install.set_last_check(None)
     os.mkfifo(layout.last_update_check)
 
-    server = spawns(layout, wheelhouse_environ)
-    assert _initialize(server) == "1.0.0"
-    _finish(server)
+    line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
 
-    (line,) = _our_lines(server)
     assert f"{layout.last_update_check} is a FIFO" in line
-    assert old_install.envs() == [old_install.original.name]
 
 
 def test_a_due_spawn_in_an_install_directory_others_can_write_refuses_to_update(
@@ -688,15 +670,11 @@ def test_a_due_spawn_in_an_install_directory_others_can_write_refuses_to_update(
     old_install.set_last_check(None)
     layout.root.chmod(0o777)
     try:
-        server = spawns(layout, wheelhouse_environ)
-        assert _initialize(server) == "1.0.0"
-        _finish(server)
+        line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
     finally:
         layout.root.chmod(0o755)
 
-    (line,) = _our_lines(server)
     assert f"fix it with `chmod go-w {layout.root}`" in line
-    assert old_install.envs() == [old_install.original.name]
 
 
 # --- the lock ----------------------------------------------------------------------------------
