@@ -7,8 +7,11 @@ where they are repeated, so the load of a shared machine falls on both alike.
 from __future__ import annotations
 
 import os
+import socket
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -203,43 +206,138 @@ def spawn(bench: Bench) -> list[Row]:
 # --- 8. update-day spawn ------------------------------------------------------------------
 
 
-def update_day(bench: Bench) -> list[Row]:
-    """A spawn whose update is due and finds nothing newer, against one inside the window."""
-    figure = "update-day spawn, nothing newer: time added"
+def _due_and_inside(
+    bench: Bench, env: dict[str, str], after_due: Callable[[float], None]
+) -> tuple[list[float], list[float]]:
+    """Spawn times of the install: due ones, each followed by one inside the window.
+
+    Before each due spawn the timestamp is set three days back; `after_due` gets that time
+    and raises `BenchError` if the spawn did not do what the figure assumes.
+    """
     install = bench.installed()
     argv = start_argv(install)
-    env = bench.server_env()
-    layout = InstallLayout(install)
-    current = os.path.realpath(layout.current)
     due: list[float] = []
     inside: list[float] = []
     for _ in range(bench.settings.update_spawns):
         stale = time.time() - 3 * 86_400
         _write_timestamp(install, stale)
         due.append(spawn_to_initialize(argv, env))
+        after_due(stale)
+        _write_timestamp(install, time.time())
+        inside.append(spawn_to_initialize(argv, env))
+    return due, inside
+
+
+def _time_added(
+    figure: str, due: list[float], inside: list[float], target: float, note: str
+) -> Row:
+    added = median(due) - median(inside)
+    return Row(
+        figure,
+        f"+{ms(added)}",
+        "—",
+        "—",
+        f"≤ {target:g} s added",
+        added <= target,
+        data={"due_s": summary(due), "inside_window_s": summary(inside)},
+        note=(
+            f"median of {len(due)} due spawns ({ms(median(due))}) minus the spawn inside the "
+            f"window that followed each ({ms(median(inside))}); {note}"
+        ),
+    )
+
+
+def update_day(bench: Bench) -> list[Row]:
+    """A spawn whose update is due and finds nothing newer, against one inside the window."""
+    layout = InstallLayout(bench.installed())
+    current = os.path.realpath(layout.current)
+
+    def recorded_and_kept(stale: float) -> None:
         recorded = read_last_check(layout.last_update_check)
         if recorded is None or recorded <= stale:
             raise BenchError("the update-day spawn did not record a successful check")
         if os.path.realpath(layout.current) != current:
             raise BenchError("the update-day spawn switched `current`: something was newer")
-        inside.append(spawn_to_initialize(argv, env))
-    added = median(due) - median(inside)
-    return [
-        Row(
-            figure,
-            f"+{ms(added)}",
-            "—",
-            "—",
-            "≤ 1 s added",
-            added <= 1.0,
-            data={"due_s": summary(due), "inside_window_s": summary(inside)},
-            note=(
-                f"median of {len(due)} due spawns ({ms(median(due))}) minus the spawn inside "
-                f"the window that followed each ({ms(median(inside))}); pip resolves against "
-                "the local wheelhouse. The peer has no updater."
-            ),
-        )
-    ]
+
+    due, inside = _due_and_inside(bench, bench.server_env(), recorded_and_kept)
+    note = "pip resolves against the local wheelhouse. The peer has no updater."
+    return [_time_added("update-day spawn, nothing newer: time added", due, inside, 1.0, note)]
+
+
+@contextmanager
+def _silent_index() -> Iterator[str]:
+    """An index URL on 127.0.0.1 that accepts every connection and never answers."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=64)
+    held: list[socket.socket] = []
+    stopping = threading.Event()
+
+    def accept() -> None:
+        while not stopping.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            held.append(connection)
+
+    acceptor = threading.Thread(target=accept, name="silent index", daemon=True)
+    acceptor.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/simple/"
+    finally:
+        stopping.set()
+        listener.close()
+        acceptor.join(timeout=10)
+        for connection in held:
+            connection.close()
+
+
+def _refused_index() -> str:
+    """An index URL on 127.0.0.1 where nothing listens: every connection is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/simple/"
+
+
+def update_offline(bench: Bench) -> list[Row]:
+    """A due spawn whose index is unreachable, against one inside the window.
+
+    pip is pointed at the index alone (no wheelhouse), as a laptop offline or a dead
+    mirror would leave it. Each due spawn must serve the installed version, record
+    nothing (so the next spawn retries) and leave `current` as it was.
+    """
+    layout = InstallLayout(bench.installed())
+    current = os.path.realpath(layout.current)
+    base = {
+        key: value
+        for key, value in bench.server_env().items()
+        if key not in {"PIP_NO_INDEX", "PIP_FIND_LINKS"}
+    }
+    local = {"NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    rows = []
+    with _silent_index() as silent:
+        cases = [
+            ("index refusing connections", _refused_index(), 1.0),
+            ("index accepting connections, never answering", silent, 3.0),
+        ]
+        for what, url, target in cases:
+
+            def nothing_recorded(stale: float, what: str = what) -> None:
+                if read_last_check(layout.last_update_check) != stale:
+                    raise BenchError(f"a due spawn with the {what} recorded a check")
+                if os.path.realpath(layout.current) != current:
+                    raise BenchError(f"a due spawn with the {what} switched `current`")
+
+            env = base | local | {"PIP_INDEX_URL": url}
+            due, inside = _due_and_inside(bench, env, nothing_recorded)
+            note = (
+                "each due spawn served the installed version and recorded nothing, so the "
+                "next one retried."
+            )
+            rows.append(
+                _time_added(f"update-day spawn, {what}: time added", due, inside, target, note)
+            )
+    return rows
 
 
 def _next_patch(version: str) -> str:
@@ -649,6 +747,7 @@ FIGURES: Sequence[tuple[str, Callable[[Bench], list[Row]]]] = (
     ("large_pages", large_pages),
     ("memory", memory),
     ("update_day", update_day),
+    ("update_offline", update_offline),
     ("update_day_newer", update_day_newer),
     ("http_route", http_route),
     ("http_search", search_in_process),

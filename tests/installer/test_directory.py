@@ -319,3 +319,76 @@ def test_a_directory_that_appears_after_inspection_is_neither_written_nor_remove
         claim_directory(root, found)
 
     assert snapshot(root) == before
+
+
+@pytest.mark.parametrize("mode", [0o775, 0o757, 0o777])
+def test_a_directory_other_users_can_write_is_refused_with_the_chmod_that_fixes_it(
+    root: Path, home: Path, mode: int
+) -> None:
+    root.mkdir()
+    root.chmod(mode)
+
+    assert_refused(root, f"writable by other users (mode {mode:04o})")
+    with pytest.raises(InstallerError) as refusal:
+        inspect_directory(root)
+    assert f"fix it with `chmod go-w {root}` and run setup again." in refusal.value.message
+
+
+def test_an_install_whose_envs_other_users_can_write_is_refused(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=MARKER)
+    root.chmod(0o755)
+    (root / "envs").mkdir(mode=0o777)
+    (root / "envs").chmod(0o777)
+
+    assert_refused(root, f"{root / 'envs'} is writable by other users")
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "found"),
+    [
+        ("envs", "file", "a regular file"),
+        ("envs", "symlink", "a symlink"),
+        ("current", "directory", "a directory"),
+        ("previous", "file", "a regular file"),
+        (".update.lock", "directory", "a directory"),
+        (".update.lock", "symlink", "a symlink"),
+        (".last-update-check", "directory", "a directory"),
+        (".last-update-check", "symlink", "a symlink"),
+        ("requirements.txt", "symlink", "a symlink"),
+    ],
+)
+def test_an_entry_of_an_install_that_is_not_what_setup_writes_is_refused_untouched(
+    root: Path, home: Path, fs: FakeFilesystem, *, name: str, make: str, found: str
+) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=MARKER)
+    root.chmod(0o755)
+    fs.create_dir(home / "virtualenvs" / "work")
+    entry = root / name
+    if make == "file":
+        fs.create_file(entry, contents=b"x")
+    elif make == "directory":
+        fs.create_dir(entry)
+    else:
+        fs.create_symlink(entry, home / "virtualenvs")
+
+    assert_refused(root, f"{entry} is {found}, where this installer keeps")
+    with pytest.raises(InstallerError) as refusal:
+        inspect_directory(root)
+    assert f"move {entry} out of the way and run setup again." in refusal.value.message
+
+
+def test_claiming_under_umask_0_makes_every_directory_0755_and_the_marker_0644(
+    home: Path,
+) -> None:
+    nested = home / "tools" / "kinetis"
+    before = os.umask(0)
+    try:
+        claim_directory(nested, inspect_directory(nested))
+    finally:
+        os.umask(before)
+
+    assert stat.S_IMODE((home / "tools").stat().st_mode) == 0o755
+    assert stat.S_IMODE(nested.stat().st_mode) == 0o755
+    assert stat.S_IMODE((nested / ".kinetis-mcp-docs").stat().st_mode) == 0o644

@@ -6,6 +6,7 @@ These run without the wheelhouse: what pip does with a real index is covered end
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -14,13 +15,15 @@ import pytest
 
 from kinetis_mcp_docs import __version__
 from kinetis_mcp_docs.installer import environment
+from kinetis_mcp_docs.installer.candidate import Candidate
 from kinetis_mcp_docs.installer.environment import (
     base_interpreter,
     build_environment,
-    check_environment,
     current_environment,
+    hold,
     installed_version,
     previous_environment,
+    prune,
     switch_to,
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
@@ -33,6 +36,10 @@ def layout(tmp_path: Path) -> InstallLayout:
     root = tmp_path / "install"
     (root / "envs").mkdir(parents=True)
     return InstallLayout(root)
+
+
+# Names as `environment.new_name` makes them: the only ones prune may remove.
+A, B, STALE = (f"20250101T00000{digit}-0000000{digit}" for digit in "123")
 
 
 def fake_env(layout: InstallLayout, name: str, *, version: str = "1.0.0") -> Path:
@@ -49,11 +56,11 @@ def fake_env(layout: InstallLayout, name: str, *, version: str = "1.0.0") -> Pat
 def test_the_first_switch_points_current_at_the_environment_by_a_relative_link(
     layout: InstallLayout,
 ) -> None:
-    env = fake_env(layout, "a")
+    env = fake_env(layout, A)
 
     switch_to(layout, env)
 
-    assert layout.current.readlink() == Path("envs/a")
+    assert layout.current.readlink() == Path("envs", A)
     assert current_environment(layout) == env
     assert previous_environment(layout) is None
     assert not layout.previous.exists()
@@ -62,17 +69,17 @@ def test_the_first_switch_points_current_at_the_environment_by_a_relative_link(
 def test_a_switch_keeps_the_one_before_as_previous_and_removes_every_other_environment(
     layout: InstallLayout,
 ) -> None:
-    a = fake_env(layout, "a")
+    a = fake_env(layout, A)
     switch_to(layout, a)
     # What a killed build and a killed switch leave behind.
-    b, stale = fake_env(layout, "b"), fake_env(layout, "stale")
-    (layout.root / "current.tmp-dead").symlink_to("envs/stale")
+    b, stale = fake_env(layout, B), fake_env(layout, STALE)
+    (layout.root / "current.tmp-dead").symlink_to(f"envs/{STALE}")
 
     switch_to(layout, b)
 
-    assert layout.current.readlink() == Path("envs/b")
-    assert layout.previous.readlink() == Path("envs/a")
-    assert sorted(path.name for path in layout.envs.iterdir()) == ["a", "b"]
+    assert layout.current.readlink() == Path("envs", B)
+    assert layout.previous.readlink() == Path("envs", A)
+    assert sorted(path.name for path in layout.envs.iterdir()) == [A, B]
     assert not stale.exists()
     assert not (layout.root / "current.tmp-dead").is_symlink()
     assert installed_version(layout) == "1.0.0"
@@ -81,14 +88,14 @@ def test_a_switch_keeps_the_one_before_as_previous_and_removes_every_other_envir
 def test_switching_to_the_current_environment_again_keeps_previous(
     layout: InstallLayout,
 ) -> None:
-    switch_to(layout, fake_env(layout, "a"))
-    b = fake_env(layout, "b")
+    switch_to(layout, fake_env(layout, A))
+    b = fake_env(layout, B)
     switch_to(layout, b)
 
     switch_to(layout, b)
 
-    assert layout.previous.readlink() == Path("envs/a")
-    assert sorted(path.name for path in layout.envs.iterdir()) == ["a", "b"]
+    assert layout.previous.readlink() == Path("envs", A)
+    assert sorted(path.name for path in layout.envs.iterdir()) == [A, B]
 
 
 def test_an_environment_outside_envs_cannot_be_switched_to(
@@ -107,10 +114,67 @@ def test_a_current_link_pointing_outside_envs_counts_as_no_environment(
     assert installed_version(layout) is None
 
 
+def test_a_current_link_to_an_environment_that_is_itself_a_link_counts_as_no_environment(
+    layout: InstallLayout, tmp_path: Path
+) -> None:
+    (layout.envs / A).symlink_to(fake_env(InstallLayout(tmp_path / "other"), A))
+    layout.current.symlink_to(Path("envs", A))
+
+    assert current_environment(layout) is None
+
+
+def test_prune_removes_only_environments_it_built_and_leaves_everything_else_in_envs(
+    layout: InstallLayout, tmp_path: Path
+) -> None:
+    switch_to(layout, fake_env(layout, A))
+    stale = fake_env(layout, STALE)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "keep.txt").parent.mkdir()
+    (elsewhere / "keep.txt").write_text("mine\n")
+    (layout.envs / "notes").mkdir()
+    (layout.envs / "README").write_text("mine\n")
+    # A link under an environment's name: removing it is not proof of anything.
+    (layout.envs / B).symlink_to(elsewhere)
+
+    prune(layout)
+
+    assert not stale.exists()
+    assert sorted(path.name for path in layout.envs.iterdir()) == sorted([A, B, "README", "notes"])
+    assert (elsewhere / "keep.txt").read_text() == "mine\n"
+
+
+def test_prune_leaves_an_environment_that_a_byte_compile_still_holds(
+    layout: InstallLayout,
+) -> None:
+    switch_to(layout, fake_env(layout, A))
+    compiling = fake_env(layout, STALE)
+    held = hold(compiling, wait=False)
+    assert held is not None
+    try:
+        prune(layout)
+        assert compiling.is_dir()
+    finally:
+        os.close(held)
+
+    prune(layout)
+    assert not compiling.exists()
+
+
+def test_prune_follows_no_envs_that_is_a_symlink(layout: InstallLayout, tmp_path: Path) -> None:
+    virtualenvs = tmp_path / "virtualenvs"
+    (virtualenvs / STALE).mkdir(parents=True)
+    layout.envs.rmdir()
+    layout.envs.symlink_to(virtualenvs)
+
+    prune(layout)
+
+    assert (virtualenvs / STALE).is_dir()
+
+
 def test_the_installed_version_is_read_from_the_current_environments_metadata(
     layout: InstallLayout,
 ) -> None:
-    switch_to(layout, fake_env(layout, "a", version="1.4.2"))
+    switch_to(layout, fake_env(layout, A, version="1.4.2"))
 
     assert installed_version(layout) == "1.4.2"
 
@@ -156,9 +220,33 @@ def test_a_build_installs_the_newest_release_whichever_way_this_pythons_pip_allo
     env = build_environment(layout, ["--quiet", "kinetis-mcp-docs>=1.0,<2"], deadline=None)
 
     assert env.parent == layout.envs
-    assert check_environment(layout, env, deadline=time.monotonic() + 60) == "1.0.1"
+    assert Candidate(layout, env, None).check(deadline=time.monotonic() + 60) == "1.0.1"
     # The environment has a pip of its own, to build its successor with.
     assert list((env / "lib").glob("python3.*/site-packages/pip/__init__.py"))
+
+
+def test_a_build_under_umask_0_makes_an_environment_no_other_user_can_write(
+    layout: InstallLayout, wheelhouse_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [name for name in os.environ if name.startswith("PIP_")]:
+        monkeypatch.delenv(name)
+    for name, value in wheelhouse_env.items():
+        monkeypatch.setenv(name, value)
+    layout.envs.rmdir()
+    before = os.umask(0)
+    try:
+        env = build_environment(layout, ["--quiet", "kinetis-mcp-docs==1.0.0"], deadline=None)
+    finally:
+        os.umask(before)
+
+    assert stat.S_IMODE(layout.envs.stat().st_mode) == 0o755
+    assert stat.S_IMODE(env.stat().st_mode) == 0o755
+    writable = [
+        path
+        for path in env.rglob("*")
+        if not path.is_symlink() and path.lstat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    ]
+    assert writable == []
 
 
 def test_a_build_past_its_deadline_raises_and_leaves_nothing(layout: InstallLayout) -> None:
@@ -180,7 +268,7 @@ def test_a_check_of_an_environment_whose_server_fails_shows_its_stderr(
     python.chmod(0o755)
 
     with pytest.raises(InstallerError) as error:
-        check_environment(layout, env, deadline=None)
+        Candidate(layout, env, None).check(deadline=None)
 
     assert error.value.message.startswith("The new environment's server failed its check")
     assert "no module named httpx" in error.value.message
@@ -195,7 +283,7 @@ def test_a_check_of_a_working_environment_returns_its_servers_version(
     (env / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     (env / "bin" / "python").chmod(0o755)
 
-    assert check_environment(layout, env, deadline=time.monotonic() + 30) == __version__
+    assert Candidate(layout, env, None).check(deadline=time.monotonic() + 30) == __version__
 
 
 def test_new_environments_are_made_from_a_base_interpreter_not_a_virtual_environments() -> None:

@@ -12,11 +12,8 @@ from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.registration import (
     CLAUDE,
     CODEX,
+    Registration,
     client_named,
-    find_cli,
-    launch_environment,
-    register,
-    registered_environment,
 )
 from tests.support.clients import StubClient, install_stub
 
@@ -45,7 +42,7 @@ def test_a_missing_cli_is_one_sentence_naming_it(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("PATH", os.devnull)
 
     with pytest.raises(InstallerError) as error:
-        find_cli(CLAUDE)
+        CLAUDE.find_cli()
 
     assert error.value.message == (
         "The Claude Code CLI `claude` is not on PATH. Install Claude Code, make sure `claude` "
@@ -56,7 +53,7 @@ def test_a_missing_cli_is_one_sentence_naming_it(monkeypatch: pytest.MonkeyPatch
 def test_claude_code_gets_remove_then_add_at_user_scope_then_get(stubs_on_path: Path) -> None:
     claude = stub("claude", stubs_on_path)
 
-    register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+    CLAUDE.register(os.fspath(claude.path), SERVER_ARGV, {})
 
     assert claude.calls() == [
         ["mcp", "remove", "kinetis-docs", "--scope", "user"],
@@ -70,9 +67,9 @@ def test_registering_with_claude_code_twice_replaces_the_registration(
     stubs_on_path: Path,
 ) -> None:
     claude = stub("claude", stubs_on_path)
-    register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+    CLAUDE.register(os.fspath(claude.path), SERVER_ARGV, {})
 
-    register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+    CLAUDE.register(os.fspath(claude.path), SERVER_ARGV, {})
 
     assert list(claude.registrations()) == ["kinetis-docs"]
 
@@ -83,7 +80,7 @@ def test_a_claude_remove_failing_for_another_reason_stops_registration(
     claude = stub("claude", stubs_on_path, remove="Error: ~/.claude.json is not writable")
 
     with pytest.raises(InstallerError, match=r"could not remove the existing registration"):
-        register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+        CLAUDE.register(os.fspath(claude.path), SERVER_ARGV, {})
 
     assert [call[1] for call in claude.calls()] == ["remove"]
 
@@ -92,7 +89,7 @@ def test_a_server_claude_code_cannot_connect_to_fails_loudly(stubs_on_path: Path
     claude = stub("claude", stubs_on_path)
 
     with pytest.raises(InstallerError, match=r"rather than Connected"):
-        register(CLAUDE, os.fspath(claude.path), ["/nonexistent/python", "-I"], {})
+        CLAUDE.register(os.fspath(claude.path), ["/nonexistent/python", "-I"], {})
 
 
 def test_a_claude_registration_read_back_with_another_command_fails_loudly(
@@ -105,7 +102,7 @@ def test_a_claude_registration_read_back_with_another_command_fails_loudly(
     )
 
     with pytest.raises(InstallerError) as error:
-        register(CLAUDE, os.fspath(claude.path), SERVER_ARGV, {})
+        CLAUDE.register(os.fspath(claude.path), SERVER_ARGV, {})
 
     assert error.value.message.startswith(
         "Claude Code does not report the registration setup verified: its args is "
@@ -118,7 +115,7 @@ def test_codex_gets_remove_then_add_with_each_variable_before_the_name_then_get_
     codex = stub("codex", stubs_on_path)
     env = {"HTTPS_PROXY": "http://proxy.internal:3128", "NO_PROXY": "localhost,.corp"}
 
-    register(CODEX, os.fspath(codex.path), SERVER_ARGV, env)
+    CODEX.register(os.fspath(codex.path), SERVER_ARGV, env)
 
     assert codex.calls() == [
         ["mcp", "remove", "kinetis-docs"],
@@ -141,7 +138,7 @@ def test_codex_reading_back_another_environment_fails_loudly(stubs_on_path: Path
     codex.path.write_text(codex.path.read_text().replace('"env": entry["env"]', '"env": None'))
 
     with pytest.raises(InstallerError) as error:
-        register(CODEX, os.fspath(codex.path), SERVER_ARGV, {"SSL_CERT_FILE": "/ca.pem"})
+        CODEX.register(os.fspath(codex.path), SERVER_ARGV, {"SSL_CERT_FILE": "/ca.pem"})
 
     assert error.value.message == (
         "Codex does not report the registration setup verified: its environment holds [], "
@@ -159,14 +156,14 @@ def test_codex_printing_no_json_is_a_plain_error(stubs_on_path: Path) -> None:
     )
 
     with pytest.raises(InstallerError, match=r"did not print JSON"):
-        register(CODEX, os.fspath(codex.path), SERVER_ARGV, {})
+        CODEX.register(os.fspath(codex.path), SERVER_ARGV, {})
 
 
 def test_a_failing_codex_add_names_the_step_and_what_codex_said(stubs_on_path: Path) -> None:
     codex = stub("codex", stubs_on_path, add="Error: failed to write MCP servers")
 
     with pytest.raises(InstallerError) as error:
-        register(CODEX, os.fspath(codex.path), SERVER_ARGV, {})
+        CODEX.register(os.fspath(codex.path), SERVER_ARGV, {})
 
     assert error.value.message == (
         "Codex could not add the registration (`codex mcp add` exited with status 1: "
@@ -192,7 +189,7 @@ def test_codex_registers_the_proxy_certificate_and_pip_variables_set_and_nothing
         "AWS_SECRET_ACCESS_KEY": "secret",
     }
 
-    registered = registered_environment(CODEX, environ)
+    registered = CODEX.registered_environment(environ)
 
     assert registered == {
         name: environ[name]
@@ -209,7 +206,7 @@ def test_codex_registers_the_proxy_certificate_and_pip_variables_set_and_nothing
             "PIP_NO_INDEX",
         )
     }
-    assert registered_environment(CLAUDE, environ) == {}
+    assert CLAUDE.registered_environment(environ) == {}
 
 
 def test_codex_starts_the_server_with_its_short_list_plus_the_registered_variables() -> None:
@@ -221,7 +218,7 @@ def test_codex_starts_the_server_with_its_short_list_plus_the_registered_variabl
         "EDITOR": "vi",
     }
 
-    launched = launch_environment(CODEX, environ, registered_environment(CODEX, environ))
+    launched = CODEX.launch_environment(environ, CODEX.registered_environment(environ))
 
     assert launched == {
         "HOME": "/home/u",
@@ -234,4 +231,60 @@ def test_codex_starts_the_server_with_its_short_list_plus_the_registered_variabl
 def test_claude_code_starts_the_server_with_the_environment_it_inherited() -> None:
     environ = {"HOME": "/home/u", "EDITOR": "vi", "HTTPS_PROXY": "http://p:1"}
 
-    assert launch_environment(CLAUDE, environ, {}) == environ
+    assert CLAUDE.launch_environment(environ, {}) == environ
+
+
+@pytest.mark.parametrize("kind", ["claude", "codex"])
+def test_reading_back_a_registration_reports_its_command_and_that_none_exists_after_removal(
+    stubs_on_path: Path, kind: str
+) -> None:
+    chosen = CLAUDE if kind == "claude" else CODEX
+    cli = os.fspath(stub(kind, stubs_on_path).path)
+    env = {} if chosen is CLAUDE else {"HTTPS_PROXY": "http://proxy.internal:3128"}
+    assert chosen.registration(cli) is None
+
+    chosen.register(cli, SERVER_ARGV, env)
+    shown = chosen.registration(cli)
+
+    assert shown is not None
+    assert shown.argv == SERVER_ARGV
+    assert shown.env == env
+    assert chosen.unregister(cli) is True
+    assert chosen.registration(cli) is None
+    # Removing what is not there is no error, and says so.
+    assert chosen.unregister(cli) is False
+
+
+def test_claude_codes_read_back_carries_its_status_scope_and_environment(
+    stubs_on_path: Path,
+) -> None:
+    claude = stub("claude", stubs_on_path)
+    # A registration made by hand, with an environment of its own, as `claude mcp add -e`.
+    claude.state.write_text(
+        '{"kinetis-docs": {"command": "/opt/python", "args": ["-I", "-m", "x"], '
+        '"env": {"HTTPS_PROXY": "http://p:1"}}}'
+    )
+
+    shown = CLAUDE.registration(os.fspath(claude.path))
+
+    assert shown == Registration(
+        command="/opt/python",
+        args=["-I", "-m", "x"],
+        env={"HTTPS_PROXY": "http://p:1"},
+        status="✘ Failed to connect",
+        scope="User config (available in all your projects)",
+    )
+
+
+def test_a_codex_remove_that_fails_stops_unregistering_with_what_codex_said(
+    stubs_on_path: Path,
+) -> None:
+    codex = stub("codex", stubs_on_path, remove="Error: config.toml is read-only")
+
+    with pytest.raises(InstallerError) as error:
+        CODEX.unregister(os.fspath(codex.path))
+
+    assert error.value.message == (
+        "Codex could not remove the existing registration (`codex mcp remove` exited with "
+        "status 1: Error: config.toml is read-only)."
+    )

@@ -7,10 +7,14 @@ the documentation origin reached through HTTPS_PROXY and SSL_CERT_FILE.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
+import stat
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,7 @@ import pytest
 
 from tests.support.clients import StubClient, install_stub
 from tests.support.origin import DocsOrigin
+from tests.support.processes import PROC_AVAILABLE, wait_for
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
 KINETIS_DOCS = Path(sys.executable).with_name("kinetis-docs")
@@ -37,16 +42,33 @@ class Machine:
     codex: StubClient
     env: dict[str, str]
 
-    def setup(self, *arguments: str) -> subprocess.CompletedProcess[str]:
+    def setup(
+        self, *arguments: str, umask: int = -1, wrapper: Sequence[str] = ()
+    ) -> subprocess.CompletedProcess[str]:
+        """Run setup; `umask` is the shell's (-1: this process's), `wrapper` runs it."""
         return subprocess.run(
-            [os.fspath(KINETIS_DOCS), "setup", *arguments],
+            [*wrapper, os.fspath(KINETIS_DOCS), "setup", *arguments],
             env=self.env,
             capture_output=True,
             text=True,
             timeout=SETUP_TIMEOUT,
             check=False,
             cwd=self.home,
+            umask=umask,
         )
+
+    def start_setup(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [os.fspath(KINETIS_DOCS), "setup"],
+            env=self.env,
+            cwd=self.home,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def current(self) -> str:
+        return (self.install / "current").readlink().name
 
     def registered_argv(self) -> list[str]:
         return [os.fspath(self.install / "current" / "bin" / "python"), *START]
@@ -309,3 +331,244 @@ def test_setup_without_the_clients_cli_on_path_says_so_before_writing_anything(
         "`codex` runs in this shell, and run setup again.\n"
     )
     assert not machine.install.exists()
+
+
+def _assert_refused_in_one_line(result: subprocess.CompletedProcess[str], *expected: str) -> None:
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("kinetis-docs: "), line
+    for text in expected:
+        assert text in line, line
+
+
+def test_setup_refuses_an_envs_that_is_a_symlink_and_deletes_nothing_through_it(
+    machine: Machine, tmp_path: Path
+) -> None:
+    virtualenvs = tmp_path / "home" / ".virtualenvs"
+    for project in ("project-a", "project-b"):
+        (virtualenvs / project / "bin").mkdir(parents=True)
+    machine.install.mkdir(mode=0o755)
+    (machine.install / ".kinetis-mcp-docs").write_bytes(MARKER)
+    (machine.install / "envs").symlink_to(virtualenvs)
+
+    result = machine.setup()
+
+    _assert_refused_in_one_line(result, f"{machine.install / 'envs'} is a symlink")
+    assert sorted(path.name for path in virtualenvs.iterdir()) == ["project-a", "project-b"]
+    assert sorted(path.name for path in machine.install.iterdir()) == [".kinetis-mcp-docs", "envs"]
+    assert machine.claude.calls() == []
+
+
+@pytest.mark.parametrize("planted", ["dangling", "to-a-file"])
+def test_setup_never_makes_or_opens_its_lock_file_through_a_planted_link(
+    machine: Machine, tmp_path: Path, planted: str
+) -> None:
+    target = tmp_path / "outside" / "target"
+    target.parent.mkdir()
+    if planted == "to-a-file":
+        target.write_text("theirs\n")
+    machine.install.mkdir(mode=0o755)
+    (machine.install / ".kinetis-mcp-docs").write_bytes(MARKER)
+    (machine.install / ".update.lock").symlink_to(target)
+
+    result = machine.setup()
+
+    _assert_refused_in_one_line(result, f"{machine.install / '.update.lock'} is a symlink")
+    if planted == "dangling":
+        assert not target.exists()
+    else:
+        assert target.read_text() == "theirs\n"
+    assert sorted(path.name for path in machine.install.iterdir()) == [
+        ".kinetis-mcp-docs",
+        ".update.lock",
+    ]
+
+
+def _read_only(directory: Path) -> list[str] | None:
+    """A command prefix that runs a program with `directory` read-only, or None here."""
+    prefix = [
+        "unshare",
+        "--map-root-user",
+        "--mount",
+        "sh",
+        "-c",
+        'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"',
+        os.fspath(directory),
+    ]
+    try:
+        probe = subprocess.run(
+            [*prefix, "sh", "-c", 'touch "$0/.probe"', os.fspath(directory)],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except OSError:
+        return None
+    if probe.returncode == 0 or (directory / ".probe").exists():
+        return None
+    return prefix if b"Read-only file system" in probe.stderr else None
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        "current-is-a-directory",
+        "envs-is-a-file",
+        "lock-is-a-directory",
+        "last-check-is-a-directory",
+        "read-only",
+    ],
+)
+def test_setup_over_an_install_in_an_odd_state_is_one_line_and_switches_nothing(
+    machine: Machine, state: str
+) -> None:
+    assert machine.setup().returncode == 0
+    machine.claude.clear_log()
+    install = machine.install
+    serving = (install / "current").readlink()
+    wrapper: Sequence[str] = ()
+    expected = ""
+    if state == "current-is-a-directory":
+        (install / "current").unlink()
+        (install / "current").mkdir()
+        expected = f"{install / 'current'} is a directory"
+    elif state == "envs-is-a-file":
+        (install / "envs").rename(install.parent / "envs-aside")
+        (install / "envs").write_text("not a directory\n")
+        expected = f"{install / 'envs'} is a regular file"
+    elif state == "lock-is-a-directory":
+        (install / ".update.lock").unlink(missing_ok=True)
+        (install / ".update.lock").mkdir()
+        expected = f"{install / '.update.lock'} is a directory"
+    elif state == "last-check-is-a-directory":
+        (install / ".last-update-check").unlink()
+        (install / ".last-update-check").mkdir()
+        expected = f"{install / '.last-update-check'} is a directory"
+    else:
+        read_only = _read_only(install)
+        if read_only is None:
+            pytest.skip("no private mount namespace here to make a directory read-only")
+        wrapper = read_only
+        expected = "Read-only file system"
+    entries = (
+        sorted(path.name for path in (install / "envs").iterdir())
+        if state not in {"envs-is-a-file"}
+        else []
+    )
+
+    result = machine.setup(wrapper=wrapper)
+
+    _assert_refused_in_one_line(result, expected)
+    assert machine.claude.calls() == []
+    if state != "current-is-a-directory":
+        assert (install / "current").readlink() == serving
+    if state != "envs-is-a-file":
+        assert sorted(path.name for path in (install / "envs").iterdir()) == entries
+
+
+def _modes(root: Path) -> dict[str, int]:
+    """The mode of every directory and file under `root` (links are not followed)."""
+    found = {os.fspath(root): stat.S_IMODE(root.stat().st_mode)}
+    for path in root.rglob("*"):
+        if not path.is_symlink():
+            found[os.fspath(path)] = stat.S_IMODE(path.lstat().st_mode)
+    return found
+
+
+def test_setup_under_umask_0_leaves_nothing_other_users_can_write(machine: Machine) -> None:
+    nested = machine.install / "deeper"
+    machine.env["KINETIS_MCP_DOCS_DIR"] = os.fspath(nested)
+
+    result = machine.setup(umask=0)
+
+    assert result.returncode == 0, result.stderr
+    for directory in (machine.install, nested, nested / "envs", nested / "current"):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o755, directory
+    writable = {
+        path: mode for path, mode in _modes(nested).items() if mode & (stat.S_IWGRP | stat.S_IWOTH)
+    }
+    assert writable == {}
+
+
+def test_setup_refuses_an_empty_directory_other_users_can_write_naming_the_fix(
+    machine: Machine,
+) -> None:
+    machine.install.mkdir()
+    machine.install.chmod(0o777)
+
+    result = machine.setup()
+
+    _assert_refused_in_one_line(
+        result, "writable by other users (mode 0777)", f"`chmod go-w {machine.install}`"
+    )
+    assert list(machine.install.iterdir()) == []
+
+
+def _compiles(install: Path) -> list[int]:
+    """The byte-compiles running over an environment of `install`, by pid."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"compileall" in argv and any(os.fsencode(install) in part for part in argv):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def frozen() -> Iterator[list[int]]:
+    """Process groups a test stops: killed at teardown, whatever happened."""
+    groups: list[int] = []
+    yield groups
+    for group in groups:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not PROC_AVAILABLE, reason="finds the byte-compile in /proc")
+def test_a_sigkilled_setups_compile_never_leaves_a_stray_environment_behind_later_runs(
+    machine: Machine, frozen: list[int]
+) -> None:
+    assert machine.setup().returncode == 0
+    killed = machine.start_setup()
+    try:
+        wait_for(lambda: bool(_compiles(machine.install)), "the background compile", 60)
+    finally:
+        compiles = _compiles(machine.install)
+        for pid in compiles:
+            # The compile is the leader of its group: its workers stop with it.
+            frozen.append(os.getpgid(pid))
+            os.killpg(os.getpgid(pid), signal.SIGSTOP)
+        killed.kill()
+        killed.wait(timeout=60)
+    (leader,) = {os.getpgid(pid) for pid in compiles}
+    compiled = Path(
+        next(
+            part.decode()
+            for part in (Path("/proc") / str(leader) / "cmdline").read_bytes().split(b"\0")
+            if part.endswith(b"/lib")
+        )
+    ).parent
+
+    # Later runs switch away from it, whether the killed one had switched to it or not,
+    # until it is neither current nor previous: one that may be pruned.
+    for _ in range(2):
+        assert machine.setup().returncode == 0
+        if compiled.name not in {machine.current(), (machine.install / "previous").readlink().name}:
+            break
+    assert compiled.name not in {machine.current(), (machine.install / "previous").readlink().name}
+    # Its compile still holds it: it was left in place, not removed under the compile.
+    assert (compiled / "bin" / "python").exists()
+
+    os.killpg(leader, signal.SIGCONT)
+    wait_for(lambda: not _compiles(machine.install), "the compile to finish", 120)
+    # What it left is a whole environment, never a directory of bytecode alone...
+    assert (compiled / "pyvenv.cfg").is_file()
+    # ...and the next run, with the compile gone, removes it.
+    assert machine.setup().returncode == 0
+    assert not compiled.exists()
+    kept = {machine.current(), (machine.install / "previous").readlink().name}
+    assert set(environments(machine.install)) == kept

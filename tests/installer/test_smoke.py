@@ -142,5 +142,5 @@ def test_a_server_that_never_answers_fails_within_the_bound(tmp_path: Path) -> N
 
 
 def test_a_command_that_cannot_start_is_named(tmp_path: Path) -> None:
-    with pytest.raises(InstallerError, match="the registered command could not start"):
+    with pytest.raises(InstallerError, match="the command could not start"):
         verify([os.fspath(tmp_path / "no-such-python"), "-I"])

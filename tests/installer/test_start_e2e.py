@@ -50,14 +50,17 @@ from tests.support.processes import (
     children_of,
     holds_file,
     kill_processes_mentioning,
-    lock_waiters,
     processes_mentioning,
     wait_for,
 )
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess, assert_only_frames
-from tests.support.wheelhouse import wheelhouse_pip_env, without_pip_configuration
+from tests.support.wheelhouse import (
+    build_project_wheel,
+    wheelhouse_pip_env,
+    without_pip_configuration,
+)
 
-pytestmark = pytest.mark.skipif(not PROC_AVAILABLE, reason="observes processes and locks in /proc")
+pytestmark = pytest.mark.skipif(not PROC_AVAILABLE, reason="observes processes in /proc")
 
 DAY = 86_400
 WAIT = 60.0  # the bound on every wait for another process
@@ -84,6 +87,7 @@ class LocalIndex:
         self._files = {wheel.name: wheel for wheel in wheelhouse.glob("*.whl")}
         self._counts: Counter[str] = Counter()
         self._gates: dict[tuple[str, int], Gate] = {}
+        self._failing: dict[str, int] = {}
         self._lock = threading.Lock()
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -101,6 +105,11 @@ class LocalIndex:
             self._gates[(path, occurrence)] = gate
         return gate
 
+    def fail(self, path: str, status: int) -> None:
+        """Answer every request for `path` with `status` from now on."""
+        with self._lock:
+            self._failing[path] = status
+
     def count(self, path: str) -> int:
         with self._lock:
             return self._counts[path]
@@ -117,6 +126,9 @@ class LocalIndex:
         with self._lock:
             self._counts[path] += 1
             gate = self._gates.get((path, self._counts[path]))
+            failing = self._failing.get(path)
+        if failing is not None:
+            return failing, b"unavailable\n", "text/plain"
         if gate is not None:
             gate.arrived.set()
             gate.release.wait(timeout=5 * WAIT)
@@ -180,9 +192,10 @@ class Install:
         switch_to(self.layout, self.original)
         self.layout.previous.unlink(missing_ok=True)
         prune(self.layout)
-        self.layout.last_update_check.unlink(missing_ok=True)
-        if self.layout.lock.is_dir():
-            self.layout.lock.rmdir()
+        for planted in (self.layout.last_update_check, self.layout.lock):
+            if planted.is_dir() and not planted.is_symlink():
+                planted.rmdir()
+            planted.unlink(missing_ok=True)
         self.layout.marker.write_text(MARKER_CONTENT)
         assert sorted(entry.name for entry in self.layout.envs.iterdir()) == [self.original.name]
 
@@ -272,12 +285,8 @@ def unreachable_environ(tmp_path: Path) -> dict[str, str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    # Nothing listens on `port` any more. No retries: a refused connection is final.
-    pip = {
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple/",
-        "PIP_RETRIES": "0",
-    }
+    # Nothing listens on `port` any more.
+    pip = {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple/"}
     return _environ(pip, tmp_path, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
 
 
@@ -319,6 +328,29 @@ def _finish(process: ServerProcess) -> None:
 
 def _our_lines(process: ServerProcess) -> list[str]:
     return [line for line in process.stderr.splitlines() if line.startswith("kinetis-docs:")]
+
+
+def _waiting_line(install: Install) -> str:
+    """What a spawn says when it finds the update lock held."""
+    return f"kinetis-docs: waiting for another update of {install.layout.root} to finish."
+
+
+def _waits(install: Install, process: ServerProcess) -> Callable[[], bool]:
+    """Whether `process` found the lock held, and so can only wait for it."""
+    return lambda: _waiting_line(install) in _our_lines(process)
+
+
+def _refuses_to_update(install: Install, environ: Mapping[str, str], spawns: Spawn) -> str:
+    """Spawn with an update due: it serves 1.0.0, records and builds nothing; its one line."""
+    server = spawns(install.layout, environ)
+    assert _initialize(server) == "1.0.0"
+    _finish(server)
+    (line,) = _our_lines(server)
+    assert "could not update" in line
+    assert _installed(install) == "1.0.0"
+    assert install.envs() == [install.original.name]
+    assert not install.layout.last_update_check.is_file()
+    return line
 
 
 def _installed(install: Install) -> str | None:
@@ -384,6 +416,7 @@ HEAVY_MODULES = {
     "click",
     "contextlib",
     "dataclasses",
+    "filelock",
     "httpx",
     "json",
     "pathlib",
@@ -492,14 +525,8 @@ def test_an_unreachable_index_still_serves_records_nothing_and_the_next_spawn_re
     layout = old_install.layout
     old_install.set_last_check(None)
 
-    offline = spawns(layout, unreachable_environ)
-    assert _initialize(offline) == "1.0.0"
-    _finish(offline)
-    (line,) = _our_lines(offline)
-    assert "could not update" in line
-    assert "1.0.0" in line
-    assert not layout.last_update_check.exists()
-    assert old_install.envs() == [old_install.original.name]
+    line = _refuses_to_update(old_install, unreachable_environ, spawns)
+    assert "starting the installed version 1.0.0" in line
 
     online = spawns(layout, wheelhouse_environ)
     assert _initialize(online) == "1.0.1"
@@ -549,6 +576,113 @@ def test_an_update_timeout_that_is_not_a_number_skips_the_update_and_serves(
     assert not old_install.layout.last_update_check.exists()
 
 
+def test_a_due_spawn_asks_a_failing_index_once_whatever_retries_pip_is_configured_with(
+    old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
+) -> None:
+    old_install.set_last_check(None)
+    # pip retries a 503 (with back-off) as often as it is told: a spawn must not.
+    index.fail(PROJECT_PAGE, 503)
+
+    _refuses_to_update(old_install, index_environ | {"PIP_RETRIES": "5"}, spawns)
+
+    assert index.count(PROJECT_PAGE) == 1
+
+
+def test_a_due_spawn_gives_up_on_an_index_that_never_answers_long_before_its_deadline(
+    old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
+) -> None:
+    old_install.set_last_check(None)
+    # The first request is accepted and never answered. pip is configured to wait 300 s
+    # for it (PIP_TIMEOUT) and the update may take 120 s: only a short socket timeout of
+    # the spawn's own lets it answer within the test's wait.
+    index.hold(PROJECT_PAGE, occurrence=1)
+    assert index_environ["PIP_TIMEOUT"] == "300"
+
+    # Nothing is recorded, so the next spawn tries again.
+    _refuses_to_update(old_install, index_environ, spawns)
+
+    assert index.count(PROJECT_PAGE) == 1
+
+
+@pytest.fixture(scope="session")
+def noisy_wheelhouse(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's wheelhouse plus a 1.0.2 that prints to stdout when imported."""
+    noisy = tmp_path_factory.mktemp("noisy-wheelhouse")
+    for wheel in wheelhouse.glob("*.whl"):
+        (noisy / wheel.name).symlink_to(wheel)
+    build_project_wheel(
+        "1.0.2",
+        noisy,
+        work=tmp_path_factory.mktemp("noisy-build"),
+        at_import='\nimport sys\nsys.stdout.write("kinetis 1.0.2 says hello\\n")\n',
+    )
+    return noisy
+
+
+def test_an_update_to_a_release_that_writes_to_stdout_at_import_is_never_switched_in(
+    old_install: Install, noisy_wheelhouse: Path, tmp_path: Path, spawns: Spawn
+) -> None:
+    old_install.set_last_check(None)
+    environ = _environ(wheelhouse_pip_env(noisy_wheelhouse), tmp_path)
+
+    line = _refuses_to_update(old_install, environ, spawns)
+
+    assert "something other than a JSON-RPC frame" in line
+    assert "kinetis 1.0.2 says hello" in line
+
+
+@pytest.mark.parametrize("planted", ["dangling-lock-link", "lock-link-to-a-file"])
+def test_a_due_spawn_never_makes_or_opens_a_lock_file_through_a_planted_link(
+    old_install: Install,
+    wheelhouse_environ: dict[str, str],
+    spawns: Spawn,
+    tmp_path: Path,
+    planted: str,
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    target = tmp_path / "outside" / "target"
+    target.parent.mkdir()
+    if planted == "lock-link-to-a-file":
+        target.write_text("theirs\n")
+    layout.lock.symlink_to(target)
+
+    line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
+
+    assert f"{layout.lock} is a symlink" in line
+    assert sorted(path.name for path in target.parent.iterdir()) == (
+        [] if planted == "dangling-lock-link" else ["target"]
+    )
+    if planted == "lock-link-to-a-file":
+        assert target.read_text() == "theirs\n"
+
+
+def test_a_fifo_under_the_timestamps_name_neither_blocks_a_spawn_nor_lets_it_update(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    os.mkfifo(layout.last_update_check)
+
+    line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
+
+    assert f"{layout.last_update_check} is a FIFO" in line
+
+
+def test_a_due_spawn_in_an_install_directory_others_can_write_refuses_to_update(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    layout.root.chmod(0o777)
+    try:
+        line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
+    finally:
+        layout.root.chmod(0o755)
+
+    assert f"fix it with `chmod go-w {layout.root}`" in line
+
+
 # --- the lock ----------------------------------------------------------------------------------
 
 
@@ -567,7 +701,11 @@ def test_twenty_spawns_during_a_slow_update_run_one_update_and_all_answer_from_t
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
         )
     assert stalled.arrived.wait(timeout=WAIT)
-    wait_for(lambda: lock_waiters(layout.lock) == 19, "nineteen spawns to wait on the lock", WAIT)
+    wait_for(
+        lambda: sum(_waits(old_install, server)() for server in servers) == 19,
+        "nineteen spawns to wait on the lock",
+        WAIT,
+    )
     stalled.release.set()
 
     versions = []
@@ -575,10 +713,13 @@ def test_twenty_spawns_during_a_slow_update_run_one_update_and_all_answer_from_t
         response = server.receive(timeout=WAIT)
         assert response["id"] == 1, response
         versions.append(response["result"]["serverInfo"]["version"])
+    said = []
     for server in servers:
         _finish(server)
-        assert _our_lines(server) == []
+        said.append(_our_lines(server))
 
+    # Nineteen said they waited, and nothing else; the one that updated said nothing.
+    assert sorted(said) == [[]] + [[_waiting_line(old_install)]] * 19
     # Every spawn answered from the finished new environment, and only one updated.
     assert versions == ["1.0.1"] * 20
     assert index.count(PROJECT_PAGE) == 2
@@ -586,24 +727,42 @@ def test_twenty_spawns_during_a_slow_update_run_one_update_and_all_answer_from_t
     assert _installed(old_install) == "1.0.1"
 
 
-def test_a_running_server_does_not_hold_the_lock(
-    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+def test_a_server_whose_spawn_checked_for_an_update_does_not_hold_the_lock(
+    newest_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
 ) -> None:
-    layout = old_install.layout
-    old_install.set_last_check(0)
+    layout = newest_install.layout
+    newest_install.set_last_check(None)
 
+    # Due: this spawn takes the lock, finds nothing newer, records the time, then serves.
     first = spawns(layout, wheelhouse_environ)
-    assert _initialize(first) == "1.0.0"
+    assert _initialize(first) == "1.0.1"
+    assert read_last_check(layout.last_update_check) is not None
     assert not holds_file(first.process.pid, layout.lock)
     with update_lock(layout.lock) as state:
         assert not state.waited
 
+    newest_install.set_last_check(None)
     second = spawns(layout, wheelhouse_environ)
-    assert _initialize(second) == "1.0.0"
+    assert _initialize(second) == "1.0.1"
     assert first.process.poll() is None
     assert first.request("ping", timeout=WAIT)["result"] == {}
     _finish(second)
     _finish(first)
+    assert _our_lines(second) == []
+
+
+def test_a_spawn_inside_the_window_does_not_wait_for_a_running_setup(
+    old_install: Install, unreachable_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(DAY - 1)
+
+    # This test plays a setup re-run, which holds the lock while it installs.
+    with update_lock(layout.lock):
+        server = spawns(layout, unreachable_environ)
+        assert _initialize(server) == "1.0.0"
+    _finish(server)
+    assert _our_lines(server) == []
 
 
 def test_a_spawn_during_setup_waits_and_starts_from_the_finished_install_without_a_check(
@@ -626,7 +785,7 @@ def test_a_spawn_during_setup_waits_and_starts_from_the_finished_install_without
         server.send(
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
         )
-        wait_for(lambda: lock_waiters(layout.lock) == 1, "the spawn to wait on the lock", WAIT)
+        wait_for(_waits(old_install, server), "the spawn to wait on the lock", WAIT)
         env = build_environment(
             layout, ["--quiet", "kinetis-mcp-docs==1.0.1"], deadline=time.monotonic() + 300
         )
@@ -638,7 +797,7 @@ def test_a_spawn_during_setup_waits_and_starts_from_the_finished_install_without
     assert response["result"]["serverInfo"]["version"] == "1.0.1"
     _finish(server)
     # Its index is unreachable: had it checked for an update, it would have said so.
-    assert _our_lines(server) == []
+    assert _our_lines(server) == [_waiting_line(old_install)]
     assert read_last_check(layout.last_update_check) == installed_at
 
 
@@ -653,10 +812,11 @@ def test_a_spawn_that_waited_does_not_update_even_when_the_holder_recorded_nothi
         server.send(
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
         )
-        wait_for(lambda: lock_waiters(layout.lock) == 1, "the spawn to wait on the lock", WAIT)
+        wait_for(_waits(old_install, server), "the spawn to wait on the lock", WAIT)
 
     assert server.receive(timeout=WAIT)["result"]["serverInfo"]["version"] == "1.0.0"
     _finish(server)
+    assert _our_lines(server) == [_waiting_line(old_install)]
     assert not layout.last_update_check.exists()
     assert old_install.envs() == [old_install.original.name]
 
@@ -727,6 +887,10 @@ def test_an_updater_killed_mid_update_leaves_an_install_the_next_spawn_serves(  
 
 # --- pinned to its environment ------------------------------------------------------------------
 
+# An environment without this package, named as the installer names its environments, so
+# that `Install.reset` prunes it.
+ELSEWHERE = "20000101T000000-e15e3e7e"
+
 SWITCH_AND_IMPORT = """
 import os, sys
 from kinetis_mcp_docs.installer.start import pin_to_environment
@@ -734,8 +898,8 @@ real = os.path.realpath(sys.prefix)
 if sys.argv[1] == "pin":
     pin_to_environment(sys.prefix, real)
 root = os.path.dirname(os.path.dirname(real))
-os.makedirs(os.path.join(root, "envs", "elsewhere"))
-os.symlink(os.path.join("envs", "elsewhere"), os.path.join(root, "current.swap"))
+os.makedirs(os.path.join(root, "envs", sys.argv[2]))
+os.symlink(os.path.join("envs", sys.argv[2]), os.path.join(root, "current.swap"))
 os.replace(os.path.join(root, "current.swap"), os.path.join(root, "current"))
 import importlib.metadata
 import kinetis_mcp_docs.server.fetcher
@@ -750,7 +914,7 @@ print(importlib.metadata.version("kinetis-mcp-docs"))
 def _switch_and_import(install: Install, mode: str) -> subprocess.CompletedProcess[str]:
     python = install.layout.python(install.layout.current)
     return subprocess.run(
-        [os.fspath(python), "-I", "-c", SWITCH_AND_IMPORT, mode],
+        [os.fspath(python), "-I", "-c", SWITCH_AND_IMPORT, mode, ELSEWHERE],
         capture_output=True,
         text=True,
         timeout=WAIT,
@@ -793,10 +957,10 @@ def test_a_serving_spawn_keeps_reading_pages_after_current_moves_away(
     server = spawns(layout, environ)
     assert _initialize(server) == "1.0.0"
     # Another spawn switches `current` to an environment without this package in it.
-    elsewhere = layout.envs / "elsewhere"
+    elsewhere = layout.envs / ELSEWHERE
     elsewhere.mkdir()
     swap = layout.root / "current.swap"
-    swap.symlink_to(Path("envs", "elsewhere"))
+    swap.symlink_to(Path("envs", ELSEWHERE))
     swap.replace(layout.current)
 
     # The first page read imports the fetcher and httpx: from the server's own environment.

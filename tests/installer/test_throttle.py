@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,37 @@ def test_a_failed_recording_leaves_no_temporary_file_behind(tmp_path: Path) -> N
     with pytest.raises(IsADirectoryError):
         record_check(path, NOW)
     assert sorted(entry.name for entry in tmp_path.iterdir()) == [".last-update-check"]
+
+
+def test_a_symlink_in_its_place_reads_as_no_check_even_to_a_valid_time(tmp_path: Path) -> None:
+    real = tmp_path / "elsewhere"
+    real.write_text(f"{NOW!r}\n")
+    path = tmp_path / ".last-update-check"
+    path.symlink_to(real)
+    assert read_last_check(path) is None
+
+
+def test_a_fifo_in_its_place_reads_as_no_check_without_blocking(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-check"
+    os.mkfifo(path)
+    found: list[float | None] = []
+    # Opening a FIFO for reading blocks until a writer comes: the read must not.
+    reading = threading.Thread(target=lambda: found.append(read_last_check(path)), daemon=True)
+    reading.start()
+    reading.join(timeout=30)
+    assert found == [None]
+
+
+def test_recording_over_a_symlink_replaces_the_link_and_leaves_its_target_alone(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text("theirs\n")
+    path = tmp_path / ".last-update-check"
+    path.symlink_to(target)
+
+    record_check(path, NOW)
+
+    assert not path.is_symlink()
+    assert read_last_check(path) == NOW
+    assert target.read_text() == "theirs\n"

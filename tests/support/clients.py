@@ -119,6 +119,8 @@ if KIND == "claude":
         print(f"  Command: {{entry['command']}}")
         print(f"  Args: {{' '.join(entry['args'])}}")
         print("  Environment:")
+        for key, value in (entry.get("env") or {{}}).items():
+            print(f"    {{key}}={{value}}")
     else:
         sys.exit(f"stub: claude mcp {{command}} is not implemented")
 else:

@@ -1,8 +1,8 @@
-"""What the kernel says about other processes: their command lines, descriptors and locks.
+"""What the kernel says about other processes: their command lines, descriptors, parents.
 
 Tests that race real processes wait on these observations instead of sleeping: a process
-is known to be blocked on a lock when the kernel's lock table lists it as a waiter, not
-when it has merely printed that it is about to try. Linux only (`/proc`).
+is known to hold a file when the kernel lists its descriptor, not when it has merely
+printed that it is about to open it. Linux only (`/proc`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-PROC_AVAILABLE = Path("/proc/self/cmdline").exists() and Path("/proc/locks").exists()
+PROC_AVAILABLE = Path("/proc/self/cmdline").exists()
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float) -> None:
@@ -24,16 +24,6 @@ def wait_for(condition: Callable[[], bool], what: str, timeout: float) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.005)
-
-
-def lock_waiters(lock: Path) -> int:
-    """How many processes are blocked in flock on `lock`, from the kernel's lock table."""
-    inode = f":{lock.stat().st_ino}"
-    return sum(
-        1
-        for line in Path("/proc/locks").read_text().splitlines()
-        if "->" in line.split() and "FLOCK" in line and line.split()[-3].endswith(inode)
-    )
 
 
 def processes_mentioning(text: str) -> list[int]:

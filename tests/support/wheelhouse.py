@@ -52,8 +52,12 @@ def make_wheelhouse(
     return wheelhouse
 
 
-def build_project_wheel(version: str, out: Path, *, work: Path) -> Path:
-    """Build this checkout's wheel with `__version__` rewritten to `version`, into `out`."""
+def build_project_wheel(version: str, out: Path, *, work: Path, at_import: str = "") -> Path:
+    """Build this checkout's wheel with `__version__` rewritten to `version`, into `out`.
+
+    `at_import` is code appended to the package's `__init__.py`: a release that misbehaves
+    as soon as it is imported.
+    """
     source = work / "source"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(PROJECT_ROOT / "src", source / "src", ignore=ignore)
@@ -64,7 +68,7 @@ def build_project_wheel(version: str, out: Path, *, work: Path) -> Path:
     text, count = _VERSION_LINE.subn(f'__version__ = "{version}"', init.read_text())
     if count != 1:
         raise RuntimeError(f"no single __version__ line in {init}")
-    init.write_text(text)
+    init.write_text(text + at_import)
     built = work / "built"
     _pip(
         ["wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", str(built), str(source)],

@@ -1,7 +1,8 @@
 """The `kinetis-docs` command: thin Click commands over the installer's modules.
 
 This is the one place an `InstallerError` becomes text: one line on stderr and the error's
-exit code, never a traceback.
+exit code, never a traceback. An `OSError` that no step translated (a file system that
+turned read-only mid-way, say) becomes one line too.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ class _Group(click.Group):
         except InstallerError as error:
             click.echo(f"kinetis-docs: {error.message}", err=True)
             ctx.exit(error.exit_code)
+        except OSError as error:
+            where = f" ({error.filename})" if error.filename else ""
+            click.echo(f"kinetis-docs: {error.strerror or error}{where}.", err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=_Group)

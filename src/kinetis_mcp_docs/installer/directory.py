@@ -11,6 +11,13 @@ Anything else is refused by `inspect_directory`, which only ever reads (`lstat`,
 following the marker), so a mistyped path — a home directory, a checkout — is left
 exactly as it was.
 
+Ownership is not enough to write there: `install_problem` also refuses an install
+directory (or its `envs`) that other users can write to — any of them could then change
+what a client runs — naming the `chmod` that fixes it, as ssh refuses a writable key; and
+refuses an entry of the layout that is not of the type setup writes (a `current` that is a
+directory, an `envs` that is a file, a lock that is a symlink, ...), before anything is
+written. What setup creates is never writable by others, whatever the umask.
+
 A failed first install leaves what was found: `roll_back` removes a directory setup
 created (and any parents it had to create) and re-empties a directory that was empty.
 An install over a directory already ours is never rolled back: its previous environment
@@ -21,18 +28,44 @@ from __future__ import annotations
 
 import enum
 import os
-import secrets
+import shlex
 import shutil
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_CONTENT, MARKER_NAME
+from kinetis_mcp_docs.installer.files import describe, write_atomic
+from kinetis_mcp_docs.installer.layout import (
+    DIR_ENVIRONMENT_VARIABLE,
+    DIRECTORY_MODE,
+    MARKER_CONTENT,
+    MARKER_NAME,
+    InstallLayout,
+)
+from kinetis_mcp_docs.installer.names import (
+    CURRENT_NAME,
+    ENVS_NAME,
+    LAST_CHECK_NAME,
+    LOCK_NAME,
+    PREVIOUS_NAME,
+    REQUIREMENTS_NAME,
+)
 
 DEFAULT_DIRECTORY_NAME = ".kinetis-mcp-docs"
 _MARKER_BYTES = MARKER_CONTENT.encode()
+_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
+# Each name of the layout, the type setup gives it, and what it holds, for a message.
+_ENTRIES: list[tuple[str, Callable[[int], bool], str]] = [
+    (ENVS_NAME, stat.S_ISDIR, "its environments (a directory)"),
+    (CURRENT_NAME, stat.S_ISLNK, "the link to the environment that serves"),
+    (PREVIOUS_NAME, stat.S_ISLNK, "the link to the environment before it"),
+    (LOCK_NAME, stat.S_ISREG, "its update lock (a regular file)"),
+    (LAST_CHECK_NAME, stat.S_ISREG, "the time of its last update (a regular file)"),
+    (REQUIREMENTS_NAME, stat.S_ISREG, "the requirement it installs (a regular file)"),
+]
 
 
 class Found(enum.Enum):
@@ -87,16 +120,68 @@ def inspect_directory(root: Path) -> Found:
         entries = [entry.name for entry in root.iterdir()]
     except OSError as error:
         raise _refuse(root, f"it cannot be read ({error.strerror})") from None
-    if not entries:
-        return Found.EMPTY
-    if MARKER_NAME not in entries:
+    if entries and MARKER_NAME not in entries:
         raise _refuse(
             root,
             f"it is not empty and has no {MARKER_NAME} marker, so it is not an install of "
             "this tool",
         )
-    _check_marker(root, root / MARKER_NAME)
-    return Found.OURS
+    if entries:
+        _check_marker(root, root / MARKER_NAME)
+    problem = install_problem(InstallLayout(root))
+    if problem is not None:
+        reason, fix = problem
+        raise _refuse(root, reason, fix=f"{fix} and run setup again")
+    return Found.OURS if entries else Found.EMPTY
+
+
+def install_problem(layout: InstallLayout) -> tuple[str, str] | None:
+    """What makes an owned install directory unsafe to write, and its fix; None if nothing.
+
+    Reads only, never following a link under the directory.
+    """
+    root = layout.root
+    try:
+        mode = root.stat().st_mode
+    except OSError as error:
+        return f"{root} cannot be examined ({error.strerror})", "check that path"
+    if mode & _WRITABLE_BY_OTHERS:
+        return _writable(root, mode)
+    for name, wanted, holds in _ENTRIES:
+        entry = root / name
+        try:
+            mode = entry.lstat().st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            return f"{entry} cannot be examined ({error.strerror})", "check that path"
+        if not wanted(mode):
+            found = describe(mode)
+            return (
+                f"{entry} is {found}, where this installer keeps {holds}",
+                f"move {shlex.quote(os.fspath(entry))} out of the way",
+            )
+        if stat.S_ISDIR(mode) and mode & _WRITABLE_BY_OTHERS:
+            return _writable(entry, mode)
+    return None
+
+
+def check_install(layout: InstallLayout) -> None:
+    """`install_problem` as an `InstallerError`, for the update."""
+    problem = install_problem(layout)
+    if problem is not None:
+        reason, fix = problem
+        raise InstallerError(f"{reason}; {fix} and try again.")
+
+
+def _writable(path: Path, mode: int) -> tuple[str, str]:
+    return (
+        (
+            f"{path} is writable by other users (mode {stat.S_IMODE(mode):04o}), so any of "
+            "them could change what your client runs"
+        ),
+        f"fix it with `chmod go-w {shlex.quote(os.fspath(path))}`",
+    )
 
 
 def _check_marker(root: Path, marker: Path) -> None:
@@ -122,10 +207,10 @@ def _check_marker(root: Path, marker: Path) -> None:
         raise _refuse(root, f"its {MARKER_NAME} does not hold the marker this tool writes")
 
 
-def _refuse(root: Path, reason: str) -> InstallerError:
+def _refuse(root: Path, reason: str, *, fix: str | None = None) -> InstallerError:
+    fix = fix or (f"set {DIR_ENVIRONMENT_VARIABLE} to an empty or new directory, or fix that path")
     return InstallerError(
-        f"Refusing to install into {root}: {reason}. Nothing was changed there; set "
-        f"{DIR_ENVIRONMENT_VARIABLE} to an empty or new directory, or fix that path."
+        f"Refusing to install into {root}: {reason}. Nothing was changed there; {fix}."
     )
 
 
@@ -149,16 +234,8 @@ def claim_directory(root: Path, found: Found) -> Claim:
     created = None
     try:
         if found is Found.ABSENT:
-            top = _top_missing(root)
-            try:
-                root.mkdir(parents=True)
-            except FileExistsError:
-                # Someone else made it since it was inspected: not ours to write or remove.
-                raise InstallerError(
-                    f"{root} appeared while setup was running; run setup again."
-                ) from None
-            created = top
-        _write_marker(root / MARKER_NAME)
+            created = _make_directories(root)
+        write_atomic(os.fspath(root / MARKER_NAME), _MARKER_BYTES)
     except OSError as error:
         claim = Claim(root, found, created)
         roll_back(claim)
@@ -169,28 +246,23 @@ def claim_directory(root: Path, found: Found) -> Claim:
     return Claim(root, found, created)
 
 
-def _top_missing(root: Path) -> Path:
-    """The outermost ancestor of `root` (or `root` itself) that does not exist yet."""
-    top = root
+def _make_directories(root: Path) -> Path:
+    """Create `root` and its missing parents, each `DIRECTORY_MODE`; the top-most created."""
+    missing = [root]
     for parent in root.parents:
         if os.path.lexists(parent):
             break
-        top = parent
-    return top
-
-
-def _write_marker(marker: Path) -> None:
-    # Written beside its target and renamed, so the marker is whole or absent.
-    temporary = marker.with_name(f"{marker.name}.tmp-{secrets.token_hex(4)}")
+        missing.append(parent)
     try:
-        with temporary.open("xb") as file:
-            file.write(_MARKER_BYTES)
-            file.flush()
-            os.fsync(file.fileno())
-        temporary.replace(marker)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+        for directory in reversed(missing):
+            # Not `mkdir(parents=True)`: it makes the parents 0o777 less the umask.
+            directory.mkdir(mode=DIRECTORY_MODE)
+    except FileExistsError as error:
+        # Someone else made it since it was inspected: not ours to write or remove.
+        raise InstallerError(
+            f"{error.filename} appeared while setup was running; run setup again."
+        ) from None
+    return missing[-1]
 
 
 def roll_back(claim: Claim) -> None:

@@ -1,12 +1,15 @@
-"""Build, check and switch the virtual environments of an install directory.
+"""The virtual environments of an install directory: build, link, prune, discard.
 
-Shared by `setup` and the spawn-time updater, so both take one path: build a new
-environment beside the installed one, check that its server answers, switch `current` to
-it with one atomic rename. The environment that serves is never modified, so a process
+Shared by `setup` and the spawn-time updater through `candidate.py`, so both take one
+path: build a new environment beside the installed one, check it, switch `current` to it
+with one atomic rename. The environment that serves is never modified, so a process
 killed at any instant leaves a working install (see `layout.py` for the paths).
 
-Every function here except `check_environment` writes to the install directory and must
-run under the update lock.
+Every function here that writes must run under the update lock. Nothing under the install
+directory is followed through a symlink: `current` and `previous` count only as links of
+the form `envs/<name>` to a real directory, `envs` itself only as a real directory, and
+`prune` removes only directories it can prove are environments it built — named as
+`new_name` names them, and not held by a byte-compile still writing into them (`hold`).
 
 Speed: a virtual environment is created without pip (a few milliseconds instead of the
 seconds `ensurepip` costs) and filled by the pip of the running interpreter, run by the
@@ -17,37 +20,31 @@ of this package, so the installed environment always has one to build its succes
 
 from __future__ import annotations
 
-import contextlib
+import fcntl
 import importlib.metadata
 import importlib.util
 import os
 import re
 import secrets
 import shutil
-import subprocess
+import stat
 import sys
 import time
 from pathlib import Path
 
+from kinetis_mcp_docs.installer.children import run_bounded
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.exchange import exchange
-from kinetis_mcp_docs.installer.layout import SERVER_MODULE, InstallLayout
-from kinetis_mcp_docs.installer.pip import (
-    kill_group,
-    pip_runner,
-    remaining,
-    run_bounded,
-    run_pip,
-    scrubbed_environment,
-)
-from kinetis_mcp_docs.server.methods import PROTOCOL_VERSION
+from kinetis_mcp_docs.installer.layout import DIRECTORY_MODE, InstallLayout
+from kinetis_mcp_docs.installer.pip import pip_runner, run_pip
 
 # `pip --python` appeared in pip 22.3.
 PIP_WITH_PYTHON_OPTION = (22, 3)
 # The offline check starts an interpreter and imports the server: seconds, not more.
-CHECK_TIMEOUT_SECONDS = 20.0
 DISTRIBUTION = "kinetis-mcp-docs"
 _SEPARATORS = re.compile(r"[-_.]+")
+# What `new_name` makes: sortable by creation time for a human reading the directory, with
+# a random part that keeps two builds in the same second apart.
+_ENVIRONMENT_NAME = re.compile(r"\d{8}T\d{6}-[0-9a-f]{8}")
 
 
 def build_environment(
@@ -61,8 +58,8 @@ def build_environment(
     goes to stderr. On any failure, or past `deadline` (a `time.monotonic()` value), the
     partial environment is removed and `InstallerError` raised.
     """
-    layout.envs.mkdir(parents=True, exist_ok=True)
-    env = layout.envs / _unique_name()
+    _make_envs(layout)
+    env = layout.envs / new_name()
     try:
         _create_and_install(layout, env, requirement_args, deadline=deadline)
     except BaseException:
@@ -71,74 +68,16 @@ def build_environment(
     return env
 
 
-def _compile_argv(layout: InstallLayout, env: Path, *, workers: int) -> list[str]:
-    # `-j0` is one worker per core.
-    python = os.fspath(layout.python(env))
-    return [python, "-I", "-m", "compileall", "-q", f"-j{workers}", os.fspath(env / "lib")]
-
-
-class BackgroundCompile:
-    """Byte-compiles an environment in a child process while the caller goes on.
-
-    pip compiling every module it installs is half of a first install's time, most of it
-    for pip itself. Setup installs with `--no-compile` and has this child do the same work
-    while the new environment is checked, verified and registered, which wait mostly on
-    other processes. Compiling is an optimisation: a module left uncompiled is compiled on
-    its first import, so a failure here is not an install failure.
-    """
-
-    def __init__(self, layout: InstallLayout, env: Path) -> None:
-        self._process = subprocess.Popen(
-            # Every core: the compile is most of setup's critical path.
-            _compile_argv(layout, env, workers=0),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=scrubbed_environment(),
-            start_new_session=True,
-        )
-
-    def finish(self, *, timeout: float) -> None:
-        """Wait up to `timeout` seconds for the compile to end; stop it past that."""
-        try:
-            self._process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.stop()
-
-    def stop(self) -> None:
-        """End the compile now, as before the environment it writes into is removed."""
-        kill_group(self._process)
-
-
-# Starts its argv in a session of its own, with no stdio, and exits: the started process is
-# then nobody's child but init's, so no server that outlives it is left with a zombie.
-_DETACH = (
-    "import subprocess, sys; subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, "
-    "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)"
-)
-_DETACH_TIMEOUT_SECONDS = 10.0
-
-
-def compile_detached(layout: InstallLayout, env: Path) -> None:
-    """Byte-compile `env` in a process that outlives this one; return once it has started.
-
-    For the spawn-time update, which installs with `--no-compile` to stay well inside its
-    deadline and then hands its process over to the new server: the compile must not be
-    waited for, and must not become that server's child. One worker, so the client and
-    the server starting beside it keep a core. Best effort, like `BackgroundCompile`.
-    """
-    python = os.fspath(layout.python(env))
-    # Uncompiled modules are compiled as they are first imported: a failure costs nothing.
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(
-            [python, "-I", "-c", _DETACH, *_compile_argv(layout, env, workers=1)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=scrubbed_environment(),
-            timeout=_DETACH_TIMEOUT_SECONDS,
-            check=False,
-        )
+def _make_envs(layout: InstallLayout) -> None:
+    try:
+        layout.envs.mkdir(mode=DIRECTORY_MODE)
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise InstallerError(f"Could not create {layout.envs} ({error.strerror}).") from error
+    # `mkdir` found something there: only a real directory will do, never a link to one.
+    if not stat.S_ISDIR(os.lstat(layout.envs).st_mode):
+        raise InstallerError(f"{layout.envs} is not a directory this installer made.")
 
 
 def _create_and_install(
@@ -223,66 +162,9 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
-def _unique_name() -> str:
-    # Sortable by creation time for a human reading the directory; the random part makes a
-    # name unique even when two builds start in the same second.
+def new_name() -> str:
+    """A fresh name for an environment under `envs/`."""
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(4)}"
-
-
-def check_environment(layout: InstallLayout, env: Path, *, deadline: float | None) -> str:
-    """Start `env`'s server offline, ask `initialize` and `resources/list`; return its version.
-
-    No page is read, so this needs no network. Raises `InstallerError` when the server does
-    not start, does not answer both, or answers without a version or a catalogue.
-    """
-    left = remaining(deadline)
-    timeout = CHECK_TIMEOUT_SECONDS if left is None else min(left, CHECK_TIMEOUT_SECONDS)
-    if timeout <= 0:
-        raise InstallerError("Could not check the new environment: the deadline passed.")
-    argv = [os.fspath(layout.python(env)), "-I", "-m", SERVER_MODULE]
-    transcript = exchange(
-        argv,
-        [initialize_request(1), {"jsonrpc": "2.0", "id": 2, "method": "resources/list"}],
-        env=scrubbed_environment(),
-        timeout=timeout,
-        cwd=layout.root,
-    )
-    initialize = transcript.response(1)
-    listing = transcript.response(2)
-    version = _server_version(initialize)
-    resources = (listing or {}).get("result", {}).get("resources") if listing else None
-    if version is None or not isinstance(resources, list) or not resources:
-        reason = (
-            transcript.start_error
-            or ("it did not answer in time" if transcript.timed_out else "")
-            or "it did not answer initialize and resources/list"
-        )
-        raise InstallerError(
-            f"The new environment's server failed its check: {reason}."
-            + (f"\nIts stderr:\n{transcript.stderr.rstrip()}" if transcript.stderr.strip() else "")
-        )
-    return version
-
-
-def initialize_request(request_id: int) -> dict[str, object]:
-    """An `initialize` request as a client sends it."""
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "kinetis-docs-installer", "version": "1"},
-        },
-    }
-
-
-def _server_version(frame: dict[str, object] | None) -> str | None:
-    result = frame.get("result") if frame else None
-    info = result.get("serverInfo") if isinstance(result, dict) else None
-    version = info.get("version") if isinstance(info, dict) else None
-    return version if isinstance(version, str) and version else None
 
 
 def switch_to(layout: InstallLayout, env: Path) -> None:
@@ -337,45 +219,99 @@ def previous_environment(layout: InstallLayout) -> Path | None:
 
 def _link_target(layout: InstallLayout, link: Path) -> Path | None:
     try:
-        target = link.readlink()
+        target = link.readlink()  # a link is read, never followed; anything else fails
     except OSError:
         return None
-    env = layout.root / target
-    # Only a link into envs/ counts; anything else was not written by us.
-    if env.parent != layout.envs or not env.is_dir():
+    parts = target.parts
+    # Only the relative `envs/<name>` that `switch_to` writes counts.
+    if len(parts) != 2 or parts[0] != layout.envs.name or parts[1] in {".", ".."}:
         return None
-    return env
+    env = layout.envs / parts[1]
+    return env if _is_real_directory(env) else None
+
+
+def _is_real_directory(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def prune(layout: InstallLayout) -> None:
-    """Remove every environment but `current` and `previous`, and stale temporary links.
+    """Remove the environments that are neither `current` nor `previous`, and stale links.
 
-    What a killed build or switch left behind goes here. Must run under the update lock,
-    or it could remove an environment another process is still building.
+    What a killed build or switch left behind goes here. Only a real directory named as
+    `new_name` names environments is removed, and only when no byte-compile holds it
+    (`hold`); anything else under `envs/` is left alone. Best effort: what cannot be
+    removed now is removed by a later prune. Must run under the update lock, or it could
+    remove an environment another process is still building.
     """
     keep = {
         env.name
         for env in (current_environment(layout), previous_environment(layout))
         if env is not None
     }
-    if layout.envs.is_dir():
-        for entry in layout.envs.iterdir():
-            if entry.name not in keep:
-                discard(entry)
-    for entry in layout.root.iterdir():
-        if entry.is_symlink() and (
-            entry.name.startswith(f"{layout.current.name}.tmp-")
-            or entry.name.startswith(f"{layout.previous.name}.tmp-")
-        ):
-            entry.unlink(missing_ok=True)
+    for name in _listing(layout.envs):
+        if name not in keep and _ENVIRONMENT_NAME.fullmatch(name):
+            discard(layout.envs / name)
+    stale = (f"{layout.current.name}.tmp-", f"{layout.previous.name}.tmp-")
+    for name in _listing(layout.root):
+        entry = layout.root / name
+        if name.startswith(stale) and entry.is_symlink():
+            entry.unlink(missing_ok=True)  # removes the link itself, never its target
 
 
-def discard(env: Path) -> None:
-    """Remove an environment (or a partial one) entirely; a missing one is fine."""
-    if env.is_symlink() or env.is_file():
-        env.unlink(missing_ok=True)
-    elif env.exists():
+def _listing(directory: Path) -> list[str]:
+    """The names in `directory`, or none when it is missing or not a real directory."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        return os.listdir(fd)  # noqa: PTH208 - the descriptor opened without following
+    finally:
+        os.close(fd)
+
+
+def discard(env: Path) -> bool:
+    """Remove an environment (or a partial one) entirely; whether it is gone.
+
+    Only a real directory is removed, and only when no byte-compile holds it: one that
+    is still writing into it would leave a directory of bytecode behind.
+    """
+    held = hold(env, wait=False)
+    if held is None:
+        return not os.path.lexists(env)
+    try:
         shutil.rmtree(env, ignore_errors=True)
+    finally:
+        os.close(held)
+    return not os.path.lexists(env)
+
+
+def hold(env: Path, *, wait: bool) -> int | None:
+    """An exclusive hold on the environment directory `env`, as an open descriptor.
+
+    The hold lasts while any process keeps that descriptor (or a copy of it) open: a
+    byte-compile receives it when it starts and keeps it until its last worker exits.
+    `wait=False` gives None at once when someone else holds it; None also when `env` is
+    not a real directory. An `flock` on the directory itself, rather than through the
+    filelock package, because it must pass to a child process with its descriptor.
+    """
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(env, flags)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def installed_version(layout: InstallLayout) -> str | None:

@@ -1,6 +1,6 @@
 """Talk to a stdio MCP server the way a client does, bounded in time.
 
-Used by the offline check of a freshly built environment and by setup's four-message
+Used by `smoke`: the offline check of a freshly built environment and setup's four-message
 verification. Every frame is written, the answers to the requests are awaited, then stdin is
 closed and stdout read to its end, so a frame the server should not have sent (an answer to
 a notification) is seen too. Nothing here interprets the answers beyond JSON.
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinetis_mcp_docs.installer.pip import kill_group
+from kinetis_mcp_docs.installer import children
 
 # The tail of the server's stderr kept for an error message: enough for a traceback.
 STDERR_TAIL_BYTES = 16 * 1024
@@ -60,14 +60,13 @@ def exchange(
     deadline = time.monotonic() + timeout
     transcript = Transcript()
     try:
-        process = subprocess.Popen(
-            list(argv),
+        process = children.start(
+            argv,
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=dict(env),
             cwd=cwd,
-            start_new_session=True,
         )
     except OSError as error:
         transcript.start_error = f"{argv[0]} could not be started ({error})"
@@ -91,7 +90,7 @@ def exchange(
                 transcript.timed_out = True
     finally:
         if process.poll() is None:
-            kill_group(process)
+            children.stop(process)
         _close_quietly(process.stdin)
         for reader, stream in zip(readers, (process.stdout, process.stderr), strict=True):
             reader.join(timeout=2)

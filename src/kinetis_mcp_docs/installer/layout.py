@@ -3,7 +3,7 @@
 One layout serves `setup` and the spawn-time updater, so that both agree on every path:
 
     DIR/.kinetis-mcp-docs     marker: proves the directory is ours
-    DIR/.update.lock          the exclusive update lock (an flock, released by the kernel)
+    DIR/.update.lock          the exclusive update lock (filelock; released by the kernel)
     DIR/.last-update-check    seconds since the epoch of the last successful install or update
     DIR/requirements.txt      the requirement every install and update resolves
     DIR/envs/<name>/          complete virtual environments, never modified once built
@@ -11,7 +11,9 @@ One layout serves `setup` and the spawn-time updater, so that both agree on ever
     DIR/previous -> envs/<name>  the one before it, kept for a rollback
 
 The registered command runs `DIR/current/bin/python`, so switching `current` is the
-whole update and a spawn never sees a half-built environment.
+whole update and a spawn never sees a half-built environment. Directories are made
+`DIRECTORY_MODE` and files `files.FILE_MODE`, less what the umask takes: never writable by
+other users, whatever the umask.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .names import (
 )
 
 __all__ = [
+    "DIRECTORY_MODE",
     "DIR_ENVIRONMENT_VARIABLE",
     "MARKER_CONTENT",
     "MARKER_NAME",
@@ -44,6 +47,8 @@ __all__ = [
     "START_MODULE",
     "InstallLayout",
 ]
+
+DIRECTORY_MODE = 0o755
 
 
 @dataclass(frozen=True)

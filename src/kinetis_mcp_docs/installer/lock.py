@@ -1,87 +1,88 @@
-"""The exclusive update lock on `DIR/.update.lock`, shared by `setup` and every spawn.
+"""The exclusive update lock on `DIR/.update.lock`, taken with the filelock package.
 
-Why `fcntl.flock` on a raw descriptor rather than the filelock package: this module sits
-on the fast path of every client spawn, and `import filelock` pulls in asyncio, sqlite3,
-logging, threading and tempfile — about 100 ms, several times a bare interpreter's whole
-start-up. `flock` gives exactly the semantics the contract asks for and nothing more:
+Taken by setup, by `update_now`, and by a spawn only when its throttle says an update is
+due (then that spawn reads the timestamp again under it): a spawn inside the update window
+takes no lock and never imports this module, which keeps filelock's import cost off every
+client start but one a day. What the lock guarantees:
 
-- the lock belongs to the open file description, so the kernel releases it when the
-  holder dies, however it dies (SIGKILL included);
-- `os.open` descriptors are non-inheritable (O_CLOEXEC, PEP 446), so neither pip nor the
-  server's children can keep the lock alive after we close it;
-- closing the descriptor is the release, which `start` does before the server runs.
+- it is an `flock` on an open file description (filelock's `UnixFileLock`), so the kernel
+  releases it when the holder dies, however it dies (SIGKILL included);
+- its descriptor is not inheritable (O_CLOEXEC, PEP 446), so neither pip nor the server
+  can keep the lock alive after the holder lets go;
+- the lock file is never created or opened through a symlink: anything but a regular file
+  under the name is refused here, before filelock runs, and filelock (3.20.1 and later)
+  opens it with `O_NOFOLLOW`, which closes the gap between the two;
+- the file itself is never deleted: unlinking a lock file while another process waits on
+  its old inode would let two holders in at once.
 
-The lock file itself is never deleted: unlinking a lock file while another process waits
-on its old inode would let two holders in at once.
-
-For the same start-up budget this module imports neither pathlib nor dataclasses (the
-server itself needs neither; together they cost about as much as a bare interpreter),
-nor typing or contextlib (typing alone is about a fifth of a spawn inside the window;
-contextlib also comes with `-m` on Python 3.10 and 3.11, not on 3.12 and later).
+A process that finds the lock held says so through `on_wait` and waits (filelock polls
+every 50 ms). `LockState.waited` then tells the caller that the holder has just installed
+or updated, or tried, so a spawn does not try again.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
-TYPE_CHECKING = False  # `typing` and `contextlib` cost start-up time; mypy honours the name
-if TYPE_CHECKING:
-    from types import TracebackType
+from filelock import FileLock, Timeout
+
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.files import FILE_MODE, describe
 
 
+@dataclass(frozen=True)
 class LockState:
-    """What taking the lock found.
+    """What taking the lock found: `waited` when another process held it as we arrived."""
 
-    `waited` is True when another process held the lock as we arrived, so we waited for
-    it: that holder has just installed or updated (or tried), and this spawn should not
-    try again.
-    """
-
-    __slots__ = ("waited",)
-
-    def __init__(self, *, waited: bool) -> None:
-        self.waited = waited
-
-    def __repr__(self) -> str:
-        return f"LockState(waited={self.waited})"
+    waited: bool
 
 
-class update_lock:  # noqa: N801 - used as a function: `with update_lock(path) as state:`
+@contextmanager
+def update_lock(
+    path: str | os.PathLike[str], *, on_wait: Callable[[], None] | None = None
+) -> Iterator[LockState]:
     """Hold the exclusive lock on `path` for the block, waiting as long as it is held.
 
-    The lock is released, and its descriptor closed, when the block exits. A class rather
-    than `contextlib.contextmanager` for the start-up budget (see the module's docstring).
+    Raises `InstallerError` when the lock cannot be taken: a symlink, a directory or
+    anything but a regular file under the name, or a directory that cannot be written.
     """
-
-    __slots__ = ("_fd", "_path")
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._path = path
-        self._fd = -1
-
-    def __enter__(self) -> LockState:
-        fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    name = os.fspath(path)
+    _refuse_unless_regular(name)
+    lock = FileLock(name, mode=FILE_MODE)
+    try:
         try:
+            lock.acquire(timeout=0)
             waited = False
-            try:
-                # Non-blocking first: the only way to learn that someone else held it.
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                waited = True
-                fcntl.flock(fd, fcntl.LOCK_EX)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
-        return LockState(waited=waited)
+        except Timeout:
+            if on_wait is not None:
+                on_wait()
+            lock.acquire()
+            waited = True
+    except OSError as error:
+        raise InstallerError(
+            f"Could not take the update lock {name} ({error.strerror or error})."
+        ) from error
+    try:
+        yield LockState(waited=waited)
+    finally:
+        lock.release()
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        fd, self._fd = self._fd, -1
-        # Closing the only descriptor of this open file description releases the lock.
-        os.close(fd)
+
+def _refuse_unless_regular(name: str) -> None:
+    try:
+        mode = os.lstat(name).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise InstallerError(
+            f"Could not take the update lock {name} ({error.strerror or error})."
+        ) from error
+    if not stat.S_ISREG(mode):
+        raise InstallerError(
+            f"Could not take the update lock: {name} is {describe(mode)}, not the lock file "
+            "this installer makes; move it out of the way and try again."
+        )

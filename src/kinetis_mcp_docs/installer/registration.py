@@ -1,9 +1,10 @@
 """Register the server with Claude Code or Codex, through their own CLIs only.
 
 Never a client's configuration file: Claude Code rewrites `~/.claude.json` itself, and
-Codex owns `config.toml`. Each registration is remove-then-add (both clients refuse to add
-a name twice), then read back, and a read-back that differs from what setup verified fails
-loudly.
+Codex owns `config.toml`. Each client is a class (`ClaudeCode`, `Codex`) holding the
+environment it gives a server, its register, unregister and read-back. A registration is
+remove-then-add (both clients refuse to add a name twice), then read back, and a read-back
+that differs from what setup verified fails loudly.
 
 The environment a client gives the server, which the verification must reproduce:
 
@@ -20,13 +21,15 @@ The environment a client gives the server, which the verification must reproduce
 
 from __future__ import annotations
 
+import abc
 import json
+import os
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from kinetis_mcp_docs.installer.children import Captured, run_captured
 from kinetis_mcp_docs.installer.errors import InstallerError
 
 SERVER_NAME = "kinetis-docs"
@@ -67,122 +70,232 @@ CODEX_PASSED_VARIABLES = (
 
 
 @dataclass(frozen=True)
-class Client:
-    """One MCP client: what the user calls it and the CLI that manages its servers."""
+class Registration:
+    """A `kinetis-docs` registration as the client's CLI reports it.
+
+    `args` is what the client shows: Claude Code prints the arguments joined by spaces, so
+    for it an argument holding a space cannot be told apart from two. `status` is Claude
+    Code's connection check (`✓ Connected`, ...) and `scope` where it keeps the
+    registration; Codex reports neither.
+    """
+
+    command: str
+    args: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    status: str | None = None
+    scope: str | None = None
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.command, *self.args]
+
+
+class Client(abc.ABC):
+    """One MCP client: its CLI, the environment it gives a server, its registration."""
 
     label: str
     executable: str
 
     def check_hint(self) -> str:
         """The command a user runs to see the registration."""
-        if self is CODEX:
-            return f"codex mcp get {SERVER_NAME}"
-        return f"claude mcp get {SERVER_NAME}"
+        return f"{self.executable} mcp get {SERVER_NAME}"
+
+    def find_cli(self) -> str:
+        """The absolute path of the client's CLI on PATH, or `InstallerError`."""
+        found = shutil.which(self.executable)
+        if found is None:
+            raise InstallerError(
+                f"The {self.label} CLI `{self.executable}` is not on PATH. Install "
+                f"{self.label}, make sure `{self.executable}` runs in this shell, and run "
+                "setup again."
+            )
+        return found
+
+    def registered_environment(
+        self,
+        environ: Mapping[str, str],  # noqa: ARG002 - a client that drops variables overrides
+    ) -> dict[str, str]:
+        """The variables the registration itself records: none, unless the client drops some."""
+        return {}
+
+    def launch_environment(
+        self, environ: Mapping[str, str], registered: Mapping[str, str]
+    ) -> dict[str, str]:
+        """The environment this client, started from `environ`, will give the server."""
+        return dict(environ) | dict(registered)
+
+    def register(self, cli: str, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        """Replace any `kinetis-docs` registration with `argv` (and `env`); read it back.
+
+        Raises `InstallerError` when the client refuses, or reports anything other than
+        what was registered.
+        """
+        self.unregister(cli)
+        added = _run(cli, self._add_arguments(argv, env))
+        if added.returncode != 0:
+            raise _cli_failed(self, "add the registration", added)
+        shown = self.registration(cli)
+        if shown is None:
+            raise _mismatch(self, "it reports no registration at all")
+        self._check(shown, argv, env)
+
+    @abc.abstractmethod
+    def unregister(self, cli: str) -> bool:
+        """Remove the `kinetis-docs` registration; whether there was one to remove."""
+
+    @abc.abstractmethod
+    def registration(self, cli: str) -> Registration | None:
+        """The `kinetis-docs` registration the client reports, or None when it has none."""
+
+    @abc.abstractmethod
+    def _add_arguments(self, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+        """`mcp add` and its arguments, for this client's CLI."""
+
+    @abc.abstractmethod
+    def _check(self, shown: Registration, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        """Raise `InstallerError` unless `shown` is the registration of `argv` and `env`."""
 
 
-CLAUDE = Client("Claude Code", "claude")
-CODEX = Client("Codex", "codex")
+class ClaudeCode(Client):
+    """Claude Code: user scope; it starts a server with the environment it inherited."""
+
+    label = "Claude Code"
+    executable = "claude"
+
+    def unregister(self, cli: str) -> bool:
+        removed = _run(cli, ["mcp", "remove", SERVER_NAME, "--scope", "user"])
+        if removed.returncode == 0:
+            return True
+        if "No MCP server named" in removed.stdout + removed.stderr:
+            return False
+        raise _cli_failed(self, "remove the existing registration", removed)
+
+    def registration(self, cli: str) -> Registration | None:
+        shown = _run(cli, ["mcp", "get", SERVER_NAME])
+        if shown.returncode != 0:
+            if "No MCP server found" in shown.stdout + shown.stderr:
+                return None
+            raise _cli_failed(self, "read the registration back", shown)
+        fields, env = _claude_fields(shown.stdout)
+        if "Command" not in fields:
+            return None
+        return Registration(
+            command=fields["Command"],
+            args=fields.get("Args", "").split(),
+            env=env,
+            status=fields.get("Status", ""),
+            scope=fields.get("Scope", ""),
+        )
+
+    def _add_arguments(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],  # noqa: ARG002 - Claude Code passes on its own environment
+    ) -> list[str]:
+        # Options before the name: `claude mcp add -e` would swallow every word up to `--`.
+        return ["mcp", "add", "--scope", "user", SERVER_NAME, "--", *argv]
+
+    def _check(
+        self,
+        shown: Registration,
+        argv: Sequence[str],
+        env: Mapping[str, str],  # noqa: ARG002 - none is registered with Claude Code
+    ) -> None:
+        if shown.command != argv[0]:
+            raise _mismatch(self, f"its command is {shown.command!r}, not {argv[0]!r}")
+        if " ".join(shown.args) != " ".join(argv[1:]):
+            raise _mismatch(
+                self, f"its args is {' '.join(shown.args)!r}, not {' '.join(argv[1:])!r}"
+            )
+        if not (shown.scope or "").startswith("User"):
+            raise _mismatch(
+                self, f"the registration it reports is not at user scope: {shown.scope!r}"
+            )
+        status = shown.status or ""
+        if "Connected" not in status or "Failed" in status:
+            raise InstallerError(
+                f"Claude Code registered {SERVER_NAME} but reports its status as {status!r} "
+                f"rather than Connected. Run `{self.check_hint()}` to see why."
+            )
+
+
+def _claude_fields(output: str) -> tuple[dict[str, str], dict[str, str]]:
+    """`Name: value` lines of `claude mcp get` (first of each), and its `Environment:` list."""
+    fields: dict[str, str] = {}
+    env: dict[str, str] = {}
+    in_environment = False
+    for line in output.splitlines():
+        text = line.strip()
+        key, equals, setting = text.partition("=")
+        if in_environment and equals and key and not set(key) & {" ", ":"}:
+            env[key] = setting
+            continue
+        in_environment = False
+        name, separator, value = text.partition(":")
+        if separator and name and " " not in name and name not in fields:
+            fields[name] = value.strip()
+            in_environment = name == "Environment"
+    return fields, env
+
+
+class Codex(Client):
+    """Codex: it starts a server with a short fixed list of variables, plus the recorded ones."""
+
+    label = "Codex"
+    executable = "codex"
+
+    def registered_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
+        return {name: environ[name] for name in CODEX_PASSED_VARIABLES if name in environ}
+
+    def launch_environment(
+        self, environ: Mapping[str, str], registered: Mapping[str, str]
+    ) -> dict[str, str]:
+        passed = {name: environ[name] for name in CODEX_DEFAULT_ENVIRONMENT if name in environ}
+        return passed | dict(registered)
+
+    def unregister(self, cli: str) -> bool:
+        removed = _run(cli, ["mcp", "remove", SERVER_NAME])
+        if removed.returncode != 0:
+            raise _cli_failed(self, "remove the existing registration", removed)
+        # Codex exits 0 either way, and says which.
+        return "No MCP server named" not in removed.stdout + removed.stderr
+
+    def registration(self, cli: str) -> Registration | None:
+        shown = _run(cli, ["mcp", "get", SERVER_NAME, "--json"])
+        if shown.returncode != 0:
+            if "No MCP server named" in shown.stdout + shown.stderr:
+                return None
+            raise _cli_failed(self, "read the registration back", shown)
+        entry = _codex_entry(shown.stdout)
+        command, args, env = entry.get("command"), entry.get("args"), entry.get("env") or {}
+        if not isinstance(command, str):
+            return None
+        return Registration(
+            command=command,
+            args=[str(arg) for arg in args] if isinstance(args, list) else [],
+            env={str(key): str(value) for key, value in env.items()}
+            if isinstance(env, dict)
+            else {},
+        )
+
+    def _add_arguments(self, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+        options = [f"--env={name}={value}" for name, value in sorted(env.items())]
+        return ["mcp", "add", *options, SERVER_NAME, "--", *argv]
+
+    def _check(self, shown: Registration, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        if shown.argv != list(argv):
+            raise _mismatch(self, f"it reports the command {shown.command!r} {shown.args!r}")
+        if shown.env != dict(env):
+            raise _mismatch(self, f"its environment holds {sorted(shown.env)}, not {sorted(env)}")
+
+
+CLAUDE = ClaudeCode()
+CODEX = Codex()
 
 
 def client_named(name: str | None) -> Client:
     """`None` (no argument) is Claude Code; `"codex"` is Codex."""
     return CODEX if name == "codex" else CLAUDE
-
-
-def find_cli(client: Client) -> str:
-    """The absolute path of the client's CLI on PATH, or `InstallerError`."""
-    found = shutil.which(client.executable)
-    if found is None:
-        raise InstallerError(
-            f"The {client.label} CLI `{client.executable}` is not on PATH. Install "
-            f"{client.label}, make sure `{client.executable}` runs in this shell, and run "
-            "setup again."
-        )
-    return found
-
-
-def registered_environment(client: Client, environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables the registration itself records (Codex only; see the module doc)."""
-    if client is not CODEX:
-        return {}
-    return {name: environ[name] for name in CODEX_PASSED_VARIABLES if name in environ}
-
-
-def launch_environment(
-    client: Client, environ: Mapping[str, str], registered: Mapping[str, str]
-) -> dict[str, str]:
-    """The environment `client`, started from `environ`, will give the server."""
-    if client is not CODEX:
-        return dict(environ) | dict(registered)
-    passed = {name: environ[name] for name in CODEX_DEFAULT_ENVIRONMENT if name in environ}
-    return passed | dict(registered)
-
-
-def register(client: Client, cli: str, argv: Sequence[str], env: Mapping[str, str]) -> None:
-    """Replace any `kinetis-docs` registration with `argv` (and `env`), and read it back."""
-    if client is CODEX:
-        _register_codex(cli, argv, env)
-    else:
-        _register_claude(cli, argv)
-
-
-def _register_claude(cli: str, argv: Sequence[str]) -> None:
-    removed = _run(cli, ["mcp", "remove", SERVER_NAME, "--scope", "user"])
-    if removed.returncode != 0 and "No MCP server named" not in removed.stdout + removed.stderr:
-        raise _cli_failed(CLAUDE, "remove the existing registration", removed)
-    # Options before the name: `claude mcp add -e` would swallow every word up to `--`.
-    added = _run(cli, ["mcp", "add", "--scope", "user", SERVER_NAME, "--", *argv])
-    if added.returncode != 0:
-        raise _cli_failed(CLAUDE, "add the registration", added)
-    shown = _run(cli, ["mcp", "get", SERVER_NAME])
-    if shown.returncode != 0:
-        raise _cli_failed(CLAUDE, "read the registration back", shown)
-    fields = _claude_fields(shown.stdout)
-    expected = {"Command": argv[0], "Args": " ".join(argv[1:])}
-    for name, value in expected.items():
-        if fields.get(name) != value:
-            raise _mismatch(CLAUDE, f"its {name.lower()} is {fields.get(name)!r}, not {value!r}")
-    if not fields.get("Scope", "").startswith("User"):
-        raise _mismatch(
-            CLAUDE, f"the registration it reports is not at user scope: {fields.get('Scope')!r}"
-        )
-    status = fields.get("Status", "")
-    if "Connected" not in status or "Failed" in status:
-        raise InstallerError(
-            f"Claude Code registered {SERVER_NAME} but reports its status as {status!r} "
-            f"rather than Connected. Run `claude mcp get {SERVER_NAME}` to see why."
-        )
-
-
-def _claude_fields(output: str) -> dict[str, str]:
-    """`Name: value` lines of `claude mcp get`, first occurrence of each name."""
-    fields: dict[str, str] = {}
-    for line in output.splitlines():
-        name, separator, value = line.strip().partition(":")
-        if separator and name and " " not in name and name not in fields:
-            fields[name] = value.strip()
-    return fields
-
-
-def _register_codex(cli: str, argv: Sequence[str], env: Mapping[str, str]) -> None:
-    removed = _run(cli, ["mcp", "remove", SERVER_NAME])
-    if removed.returncode != 0:
-        raise _cli_failed(CODEX, "remove the existing registration", removed)
-    options = [f"--env={name}={value}" for name, value in sorted(env.items())]
-    added = _run(cli, ["mcp", "add", *options, SERVER_NAME, "--", *argv])
-    if added.returncode != 0:
-        raise _cli_failed(CODEX, "add the registration", added)
-    shown = _run(cli, ["mcp", "get", SERVER_NAME, "--json"])
-    if shown.returncode != 0:
-        raise _cli_failed(CODEX, "read the registration back", shown)
-    entry = _codex_entry(shown.stdout)
-    if entry.get("command") != argv[0] or entry.get("args") != list(argv[1:]):
-        raise _mismatch(
-            CODEX, f"it reports the command {entry.get('command')!r} {entry.get('args')!r}"
-        )
-    if (entry.get("env") or {}) != dict(env):
-        names = sorted((entry.get("env") or {}).keys())
-        raise _mismatch(CODEX, f"its environment holds {names}, not {sorted(env)}")
 
 
 def _codex_entry(output: str) -> dict[str, Any]:
@@ -201,32 +314,17 @@ def _codex_entry(output: str) -> dict[str, Any]:
     return transport if isinstance(transport, dict) else document
 
 
-def _run(cli: str, arguments: list[str]) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            [cli, *arguments],
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=CLI_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise InstallerError(
-            f"`{cli} {' '.join(arguments)}` did not finish within {CLI_TIMEOUT_SECONDS:.0f} s."
-        ) from None
-    except OSError as error:
-        raise InstallerError(f"Could not run {cli} ({error.strerror or error}).") from error
+def _run(cli: str, arguments: list[str]) -> Captured:
+    # The client's CLI sees this process's whole environment, as from the user's shell.
+    return run_captured([cli, *arguments], env=os.environ, timeout=CLI_TIMEOUT_SECONDS)
 
 
-def _cli_failed(
-    client: Client, what: str, completed: subprocess.CompletedProcess[str]
-) -> InstallerError:
+def _cli_failed(client: Client, what: str, completed: Captured) -> InstallerError:
     said = (completed.stderr.strip() or completed.stdout.strip()).splitlines()
     detail = f": {said[-1]}" if said else ""
     return InstallerError(
         f"{client.label} could not {what} (`{client.executable} "
-        f"{' '.join(str(part) for part in completed.args[1:3])}` exited with status "
+        f"{' '.join(completed.argv[1:3])}` exited with status "
         f"{completed.returncode}{detail})."
     )
 

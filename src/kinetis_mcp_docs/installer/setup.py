@@ -2,28 +2,28 @@
 
 The steps run in the order the contract gives, each announced on one line of stdout;
 pip's output goes to stderr. Nothing is written before the prerequisites are checked and
-the directory is proven ours. The install takes the same build-check-switch path as the
-daily update (`environment.py`), under the same lock, and writes the timestamp only when
-it succeeded — which also makes the verification spawn's own update check a no-op. The
-lock is released before the verification, because the registered command takes it.
+the directory is proven ours (and safe: `directory.install_problem`). The install takes
+the same build-check-switch path as the daily update (`candidate.py`), under the same
+lock, and writes the timestamp only when it succeeded — so the verification spawn, inside
+the update window, neither takes the lock nor checks for an update.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from kinetis_mcp_docs.installer import directory, environment, registration
+from kinetis_mcp_docs.installer.candidate import Candidate, candidate
 from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.files import write_atomic
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.smoke import verify_server
-from kinetis_mcp_docs.installer.throttle import record_check
 
 # A first install downloads a handful of wheels; past this something is wrong.
 INSTALL_DEADLINE_SECONDS = 600.0
@@ -56,7 +56,7 @@ def run_setup(
     client = registration.client_named(client_name)
 
     say(f"Checking prerequisites: the {client.label} CLI and Python's venv support")
-    cli = registration.find_cli(client)
+    cli = client.find_cli()
     check_python()
 
     root = directory.resolve_directory(environ)
@@ -64,27 +64,26 @@ def run_setup(
     layout = InstallLayout(root)
     say(f"Installing {REQUIREMENT} into {root}")
     claim = directory.claim_directory(root, found)
-    compiling: environment.BackgroundCompile | None = None
+    new: Candidate | None = None
     try:
-        installed, compiling = install(layout, deadline=time.monotonic() + INSTALL_DEADLINE_SECONDS)
+        deadline = time.monotonic() + INSTALL_DEADLINE_SECONDS
+        installed, new = install(layout, deadline=deadline, say=say)
         say(f"Installed version {installed}; verifying it through the command to register")
         argv = layout.start_argv()
-        registered_env = registration.registered_environment(client, environ)
-        version = verify_server(
-            argv, registration.launch_environment(client, environ, registered_env)
-        )
+        registered_env = client.registered_environment(environ)
+        version = verify_server(argv, client.launch_environment(environ, registered_env))
     except BaseException:
-        if compiling is not None:
-            compiling.stop()
+        if new is not None:
+            new.stop()
         # A failed first install leaves exactly what was found (see directory.py).
         if claim.first_install:
             directory.roll_back(claim)
         raise
     try:
         say(f"Registering {registration.SERVER_NAME} with {client.label}")
-        registration.register(client, cli, argv, registered_env)
+        client.register(cli, argv, registered_env)
     finally:
-        compiling.finish(timeout=COMPILE_TIMEOUT_SECONDS)
+        new.finish(timeout=COMPILE_TIMEOUT_SECONDS)
     return SetupResult(client, root, version, argv)
 
 
@@ -112,43 +111,32 @@ def check_python() -> None:
         )
 
 
-def install(layout: InstallLayout, *, deadline: float) -> tuple[str, environment.BackgroundCompile]:
+def install(
+    layout: InstallLayout, *, deadline: float, say: Callable[[str], None]
+) -> tuple[str, Candidate]:
     """Under the lock: write the requirement, build, check, switch, record the time.
 
-    Returns the installed version, and the byte-compile of the new environment still
-    running beside the caller (pip is told not to compile; see `BackgroundCompile`). The
-    environment serving before (on a re-run) stays untouched until the switch, and stays
-    as `previous` after it.
+    Returns the installed version, and the candidate whose byte-compile is still running
+    beside the caller (see `candidate.py`): end it with `finish` or `stop`. The environment
+    serving before (on a re-run) stays untouched until the switch, and stays as `previous`
+    after it.
     """
-    with update_lock(layout.lock):
+    with update_lock(
+        layout.lock, on_wait=lambda: say(f"Waiting for another update of {layout.root}")
+    ):
         write_requirements(layout)
-        env = environment.build_environment(
-            layout, ["--no-compile", "-r", os.fspath(layout.requirements)], deadline=deadline
-        )
-        compiling = environment.BackgroundCompile(layout, env)
-        try:
-            version = environment.check_environment(layout, env, deadline=deadline)
-        except BaseException:
-            compiling.stop()
-            environment.discard(env)
-            raise
-        try:
-            environment.switch_to(layout, env)
-            record_check(layout.last_update_check, time.time())
-        except BaseException:
-            compiling.stop()
-            raise
-    return version, compiling
+        with candidate(
+            layout, ["-r", os.fspath(layout.requirements)], deadline=deadline, compile_beside=True
+        ) as new:
+            version = new.check(deadline=deadline)
+    return version, new
 
 
 def write_requirements(layout: InstallLayout) -> None:
     """`requirements.txt`, replaced atomically: the updater reads it without the lock too."""
-    temporary = layout.requirements.with_name(f"requirements.txt.tmp-{secrets.token_hex(4)}")
     try:
-        temporary.write_text(f"{REQUIREMENT}\n", encoding="utf-8")
-        temporary.replace(layout.requirements)
+        write_atomic(os.fspath(layout.requirements), f"{REQUIREMENT}\n".encode())
     except OSError as error:
-        temporary.unlink(missing_ok=True)
         raise InstallerError(
             f"Could not write {layout.requirements} ({error.strerror or error})."
         ) from error

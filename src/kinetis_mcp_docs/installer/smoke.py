@@ -1,40 +1,83 @@
-"""Setup's verification: four messages through exactly the command a client will run.
+"""Talk to a server as a client would, and accept it only when it behaves exactly so.
 
-`initialize`, `notifications/initialized`, `resources/list` and `resources/read` of
-`kinetis://docs/index`, sent with the argv and the environment the client will use. It
-passes only with exactly three responses — carrying `serverInfo`, `resources` and
-`contents` — and nothing else on stdout: the notification must draw nothing. The read
-fetches a real page, so this also proves the documentation origin is reachable from the
-environment the client gives the server.
+Two exchanges, held to the same rules:
+
+- setup's verification: `initialize`, `notifications/initialized`, `resources/list` and
+  `resources/read` of `kinetis://docs/index`, through exactly the command and environment
+  a client will use. The read fetches a real page, so it also proves the documentation
+  origin is reachable from the environment the client gives the server.
+- the offline check of a new environment (setup's and the daily update's alike):
+  `initialize` and `resources/list`, which need no network.
+
+Either passes only when every request got one answer carrying its result member
+(non-empty), nothing else reached stdout — no frame for the notification, no line that is
+not a JSON-RPC frame, such as a release that prints at import — and the server exited 0
+once its input ended. An update that switched in a server writing garbage to stdout would
+break every client start, so the check before a switch is as strict as setup's.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from kinetis_mcp_docs.installer.environment import initialize_request
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.exchange import Transcript, exchange
+from kinetis_mcp_docs.server.methods import PROTOCOL_VERSION
 
 INDEX_URI = "kinetis://docs/index"
 # A page read may take the fetch's own 30-second deadline; the start-up and the other
 # answers take well under a second on a working install.
 SMOKE_TIMEOUT_SECONDS = 45.0
 
-MESSAGES: list[dict[str, Any]] = [
-    initialize_request(1),
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "resources/list"},
-    {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": INDEX_URI}},
-]
-# (request id, the message it names in a failure, the result member it must carry)
-_EXPECTED = [
-    (1, "initialize", "serverInfo"),
-    (2, "resources/list", "resources"),
-    (3, f"resources/read of {INDEX_URI}", "contents"),
-]
+
+@dataclass(frozen=True)
+class Step:
+    """One message of an exchange, and what its answer must carry (None: no answer)."""
+
+    message: dict[str, Any]
+    label: str
+    member: str | None
+
+    @property
+    def request_id(self) -> Any:
+        return self.message.get("id")
+
+
+def initialize_request(request_id: int) -> dict[str, Any]:
+    """An `initialize` request as a client sends it."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "kinetis-docs-installer", "version": "1"},
+        },
+    }
+
+
+_INITIALIZE = Step(initialize_request(1), "initialize", "serverInfo")
+_LIST = Step({"jsonrpc": "2.0", "id": 2, "method": "resources/list"}, "resources/list", "resources")
+
+VERIFICATION = (
+    _INITIALIZE,
+    Step(
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        "notifications/initialized",
+        None,
+    ),
+    _LIST,
+    Step(
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": INDEX_URI}},
+        f"resources/read of {INDEX_URI}",
+        "contents",
+    ),
+)
+OFFLINE_CHECK = (_INITIALIZE, _LIST)
 
 
 def verify_server(
@@ -43,47 +86,77 @@ def verify_server(
     *,
     timeout: float = SMOKE_TIMEOUT_SECONDS,
 ) -> str:
-    """Run the four-message exchange; return the server's version or raise `InstallerError`."""
-    transcript = exchange(argv, MESSAGES, env=env, timeout=timeout, cwd=os.sep)
-    problem = _first_problem(transcript)
+    """Setup's four-message verification; the server's version, or `InstallerError`."""
+    return run_exchange(
+        argv,
+        env,
+        VERIFICATION,
+        timeout=timeout,
+        cwd=os.sep,
+        failure="Verification failed",
+    )
+
+
+def run_exchange(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    steps: Sequence[Step],
+    *,
+    timeout: float,
+    cwd: str | os.PathLike[str],
+    failure: str,
+) -> str:
+    """Send `steps`, hold the answers to this module's rules, return `serverInfo.version`.
+
+    On any problem, raises `InstallerError` starting with `failure`, naming the first
+    problem and showing the server's stderr.
+    """
+    messages = [step.message for step in steps]
+    transcript = exchange(argv, messages, env=env, timeout=timeout, cwd=cwd)
+    problem = first_problem(transcript, steps)
     if problem is not None:
         stderr = transcript.stderr.rstrip()
-        shown = (
-            f"\nThe server's stderr:\n{stderr}"
-            if stderr
-            else "\nThe server wrote nothing to stderr."
-        )
-        raise InstallerError(f"Verification failed: {problem}.{shown}")
-    result = transcript.response(1) or {}
-    version = result["result"]["serverInfo"].get("version")
-    return str(version)
+        shown = f"\nThe server's stderr:\n{stderr}" if stderr else "\nIt wrote nothing to stderr."
+        raise InstallerError(f"{failure}: {problem}.{shown}")
+    initialize = transcript.response(_INITIALIZE.request_id) or {}
+    return str(initialize["result"]["serverInfo"]["version"])
 
 
-def _first_problem(transcript: Transcript) -> str | None:
+def first_problem(transcript: Transcript, steps: Sequence[Step]) -> str | None:
     """The first thing wrong with the exchange, named by its step; None when it passed."""
     if transcript.start_error:
-        return f"the registered command could not start: {transcript.start_error}"
-    for request_id, step, member in _EXPECTED:
-        frame = transcript.response(request_id)
+        return f"the command could not start: {transcript.start_error}"
+    answered = [step for step in steps if step.member is not None]
+    for step in answered:
+        frame = transcript.response(step.request_id)
         if frame is None:
             why = "in time" if transcript.timed_out else "before exiting"
-            return f"{step} got no response {why}"
+            return f"{step.label} got no response {why}"
         if "error" in frame:
             error = frame["error"] if isinstance(frame["error"], dict) else {}
             message = str(error.get("message", "")).rstrip(".")
-            return f"{step} was answered with error {error.get('code')}: {message}"
+            return f"{step.label} was answered with error {error.get('code')}: {message}"
         result = frame.get("result")
-        if not isinstance(result, dict) or member not in result:
-            return f"{step} was answered without {member}"
+        if not isinstance(result, dict) or not result.get(step.member):
+            return f"{step.label} was answered without {step.member}"
+    if _version(transcript) is None:
+        return "initialize was answered without serverInfo.version"
     if transcript.garbage:
         return f"the server wrote something other than a JSON-RPC frame: {transcript.garbage[0]!r}"
-    if len(transcript.frames) != len(_EXPECTED):
-        return (
-            f"expected exactly {len(_EXPECTED)} responses but got {len(transcript.frames)}; "
-            "notifications/initialized must draw none"
-        )
+    if len(transcript.frames) != len(answered):
+        silent = [step.label for step in steps if step.member is None]
+        extra = f"; {', '.join(silent)} must draw none" if silent else ""
+        return f"expected exactly {len(answered)} responses but got {len(transcript.frames)}{extra}"
     if transcript.timed_out:
         return "the server did not exit after its input ended"
     if transcript.returncode != 0:
         return f"the server exited with status {transcript.returncode} after its input ended"
     return None
+
+
+def _version(transcript: Transcript) -> str | None:
+    frame = transcript.response(_INITIALIZE.request_id) or {}
+    result = frame.get("result")
+    info = result.get("serverInfo") if isinstance(result, dict) else None
+    version = info.get("version") if isinstance(info, dict) else None
+    return version if isinstance(version, str) and version else None

@@ -4,21 +4,23 @@ In order:
 
 1. Find the install directory from the running interpreter — its environment is
    `DIR/envs/<name>` — and require the marker that proves the directory is ours.
-2. Take `DIR/.update.lock`, waiting while it is held. A spawn that had to wait does not
-   update: the holder (another spawn, or `setup`) has just installed or updated, or tried,
-   and wrote the timestamp if it succeeded. Otherwise, when `.last-update-check` says an
-   update is due, run it (`update.py`), bounded by its deadline; any failure is one line
-   on stderr and the installed server starts anyway.
-3. Release the lock — close its descriptor — so a long session never holds off the next
-   update.
+2. Read `.last-update-check`, without any lock. Inside the window (every start but one a
+   day), go straight to 4: no lock is taken and nothing of the update is imported.
+3. An update is due: `update.update_if_due` takes `DIR/.update.lock`, waiting while it is
+   held. A spawn that had to wait does not update: the holder (another spawn, or `setup`)
+   has just installed or updated, or tried. Otherwise the timestamp is read again under
+   the lock and, still due, the update runs, bounded by its deadline; any failure is one
+   line on stderr and the installed server starts anyway. The lock is released — its
+   descriptor closed — before the server runs, so a long session never holds off the
+   next update.
 4. If `current` is no longer the environment this interpreter runs in (this spawn, or the
    one it waited for, switched it), exec the server of the new environment, so the new
    version answers. Otherwise serve in this process.
 
-The fast path — inside the window, lock free — does no network, starts no other process
-and imports only `os`, `sys`, `time`, `fcntl` and the server itself: this module avoids
-pathlib and dataclasses (and so `layout.py`; the names come from `names.py`) for the same
-reason `lock.py` does, and imports the update machinery only when an update is due.
+The fast path does no network, starts no other process, takes no lock and imports only
+`os`, `stat`, `sys`, `time` and the server itself: this module avoids pathlib, typing and
+dataclasses (and so `layout.py`; the names come from `names.py`), and imports the update
+machinery, filelock with it, only when an update is due.
 
 Nothing is written to stdout here: it carries protocol frames, and the server reserves it
 for them. Messages go to stderr, and pip's output is sent there too (`pip.py`).
@@ -30,17 +32,15 @@ for them. Messages go to stderr, and pip's output is sent there too (`pip.py`).
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import time
 
 from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.installer.lock import update_lock
+from kinetis_mcp_docs.installer.files import read_regular
 from kinetis_mcp_docs.installer.names import (
     CURRENT_NAME,
     ENVS_NAME,
     LAST_CHECK_NAME,
-    LOCK_NAME,
     MARKER_CONTENT,
     MARKER_NAME,
     SERVER_MODULE,
@@ -67,12 +67,9 @@ def main() -> int:
         )
         return 1
     pin_to_environment(_STARTED_AS, _ENVIRONMENT)
-    try:
-        serving = _update_if_due(root)
-    except OSError as error:
-        # No lock, no update: but a read-only or damaged directory must not cost the session.
-        _say(f"could not take the update lock ({error}); serving {__version__} without a check.")
-        serving = _ENVIRONMENT
+    serving = _ENVIRONMENT
+    if is_due(read_last_check(os.path.join(root, LAST_CHECK_NAME)), time.time()):
+        serving = _update(root)
     if serving != _ENVIRONMENT:
         python = os.path.join(serving, "bin", "python")
         if os.access(python, os.X_OK):
@@ -96,20 +93,9 @@ def install_directory(environment: str) -> str | None:
 
 
 def _carries_marker(root: str) -> bool:
-    # Ownership is the content of a regular file, as `setup` decides it: a symlink or a
-    # directory under that name does not count. O_NONBLOCK so that a FIFO under that name
-    # is refused by the check below instead of blocking the open, and the spawn, forever.
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(os.path.join(root, MARKER_NAME), flags)
-    except OSError:
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        return os.read(fd, len(_MARKER_BYTES) + 1) == _MARKER_BYTES
-    finally:
-        os.close(fd)
+    # Ownership is the content of a regular file, as `setup` decides it: a symlink, a
+    # directory or a FIFO under that name does not count (and cannot block the read).
+    return read_regular(os.path.join(root, MARKER_NAME), len(_MARKER_BYTES)) == _MARKER_BYTES
 
 
 def pin_to_environment(started_as: str, environment: str) -> None:
@@ -140,32 +126,30 @@ def pin_to_environment(started_as: str, environment: str) -> None:
     sys.executable = pinned(sys.executable)
 
 
-def _update_if_due(root: str) -> str:
-    """Update under the lock when due; return the environment `current` then points at."""
-    with update_lock(os.path.join(root, LOCK_NAME)) as state:
-        if not state.waited and is_due(
-            read_last_check(os.path.join(root, LAST_CHECK_NAME)), time.time()
-        ):
-            _update(root)
-        # Read under the lock: only a holder switches `current`.
-        return os.path.realpath(os.path.join(root, CURRENT_NAME))
-
-
-def _update(root: str) -> None:
-    """Run the update; report any failure on one line and carry on."""
+def _update(root: str) -> str:
+    """Run a due update; return the environment to serve. Any failure is one line."""
     try:
         # Imported here, not at the top: this is the slow path, and the fast one must not
-        # pay for subprocess, json, venv and pathlib.
+        # pay for filelock, subprocess, json, venv machinery and pathlib.
         from pathlib import Path  # noqa: PLC0415
 
         from kinetis_mcp_docs.installer.layout import InstallLayout  # noqa: PLC0415
-        from kinetis_mcp_docs.installer.update import update, update_timeout  # noqa: PLC0415
+        from kinetis_mcp_docs.installer.update import (  # noqa: PLC0415
+            update_if_due,
+            update_timeout,
+        )
 
-        deadline = time.monotonic() + update_timeout(os.environ)
-        update(InstallLayout(Path(root)), deadline=deadline)
+        layout = InstallLayout(Path(root))
+        return update_if_due(
+            layout,
+            timeout=update_timeout(os.environ),
+            on_wait=lambda: _say(f"waiting for another update of {root} to finish."),
+        )
     except Exception as error:  # noqa: BLE001 - every failure must still start the server
         reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        reason = reason.rstrip(".")
         _say(f"could not update ({reason}); starting the installed version {__version__}.")
+        return _ENVIRONMENT
 
 
 def _say(message: str) -> None:

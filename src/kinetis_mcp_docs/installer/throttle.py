@@ -4,7 +4,7 @@ Modelled on pip's self-outdated check: every way the state can be wrong — miss
 unreadable, not a number, from the future — reads as "check now", so a corrupt file can
 delay nothing; and the current time is always passed in, so the edges are testable.
 
-This runs on every spawn, so it sticks to `os` (no pathlib or contextlib: see `lock.py`).
+Read on every spawn, so it sticks to `os` (no pathlib, typing or contextlib: see `start.py`).
 """
 
 from __future__ import annotations
@@ -12,20 +12,24 @@ from __future__ import annotations
 import math
 import os
 
+from kinetis_mcp_docs.installer.files import read_regular, write_atomic
+
 WINDOW_SECONDS = 86_400.0
 _MAX_BYTES = 64
 
 
 def read_last_check(path: str | os.PathLike[str]) -> float | None:
-    """The recorded time, or None when it is missing, unreadable or not a finite number."""
+    """The recorded time, or None when it is missing, unreadable or not a finite number.
+
+    A symlink, a directory or a FIFO under the name reads as None too (`files.py`).
+    """
+    # A real timestamp is a handful of bytes; never read a huge file whole.
+    data = read_regular(os.fspath(path), _MAX_BYTES)
+    if data is None or len(data) > _MAX_BYTES:
+        return None
     try:
-        with open(path, "rb") as file:  # noqa: PTH123 - pathlib is kept off the spawn path
-            # A real timestamp is a handful of bytes; never read a huge file whole.
-            data = file.read(_MAX_BYTES + 1)
-        if len(data) > _MAX_BYTES:
-            return None
         value = float(data.decode("ascii"))
-    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+    except ValueError:  # UnicodeDecodeError is a ValueError
         return None
     return value if math.isfinite(value) else None
 
@@ -44,18 +48,4 @@ def is_due(last: float | None, now: float, window: float = WINDOW_SECONDS) -> bo
 
 def record_check(path: str | os.PathLike[str], now: float) -> None:
     """Write `now` to `path` atomically: a reader sees the old time or the new, never half."""
-    target = os.fspath(path)
-    # Beside its target, so the rename stays on one file system and is atomic.
-    temporary = f"{target}.{os.getpid()}.tmp"
-    try:
-        with open(temporary, "w", encoding="ascii") as file:  # noqa: PTH123 - see above
-            file.write(f"{now!r}\n")
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)  # noqa: PTH105 - see above
-    except BaseException:
-        try:  # noqa: SIM105 - contextlib is kept off the spawn path
-            os.unlink(temporary)  # noqa: PTH108 - see above
-        except FileNotFoundError:
-            pass
-        raise
+    write_atomic(os.fspath(path), f"{now!r}\n".encode("ascii"))

@@ -1,17 +1,26 @@
-"""The daily update, run by `start` under the update lock when the throttle says it is due.
+"""The update: under the lock, bring `current` to the newest release the requirement allows.
 
 One resolution decides everything: pip is asked, without installing anything, what a fresh
 install of the requirement (`kinetis-mcp-docs>=1.0,<2`, with every dependency at its
 newest allowed version) would contain. If that is exactly what `current` holds, nothing is
 built and the time is recorded. Otherwise a new environment is built beside the installed
-one from those exact pins (`--no-deps`, so pip does not resolve a second time), its server
-is checked offline, and `current` is switched to it in one rename. pip does not
-byte-compile it: a detached process does that after the switch, outside the deadline.
+one from those exact pins (`--no-deps`, so pip does not resolve a second time), checked
+offline and switched to (`candidate.py`).
+
+Two entries, one body (`update`):
+
+- `update_if_due`, what a client spawn runs once its throttle said an update is due: it
+  takes the lock (waiting while another process holds it), and updates only if it did not
+  wait and the timestamp, read again under the lock, still says due. pip fails fast there:
+  no retries and a short socket timeout (`FAIL_FAST`), so an unreachable index costs a
+  spawn well under a second and an index that never answers less than two; nothing is
+  recorded, so the next spawn tries again.
+- `update_now`, the same update whatever the timestamp, under the same lock.
 
 The whole update runs against one deadline. Past it pip is killed, the partial environment
-removed, and the caller starts the installed server: the install was never touched, and no
-time is recorded, so the next spawn tries again. This module is imported only when an
-update is due, which keeps its imports (subprocess, json, venv machinery) off the fast path.
+removed, and the installed environment left as it was. This module is imported only when an
+update is due or asked for, which keeps its imports (filelock, subprocess, json) off the
+spawn's fast path.
 """
 
 from __future__ import annotations
@@ -21,29 +30,37 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from kinetis_mcp_docs.installer.candidate import candidate
+from kinetis_mcp_docs.installer.directory import check_install
 from kinetis_mcp_docs.installer.environment import (
     DISTRIBUTION,
-    build_environment,
     canonical_name,
-    check_environment,
-    compile_detached,
     current_environment,
-    discard,
+    environment_version,
     installed_distributions,
-    switch_to,
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
+from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.pip import run_pip
-from kinetis_mcp_docs.installer.throttle import record_check
+from kinetis_mcp_docs.installer.throttle import is_due, read_last_check, record_check
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
 # Codex drops a server that has not started within 10 s, and Claude Code's wait is of the
 # same order. 5 s of updating leaves the other half for the server to start and answer.
 DEFAULT_TIMEOUT_SECONDS = 5.0
+# pip's own options, which win over its configuration: a refused or unresolvable index fails
+# at once instead of after pip's five retries with back-off (about 8 s), and a socket that
+# stays silent for 1.5 s — an index that accepts connections and never answers — fails
+# then rather than after pip's default 15 s. A slow but flowing download is not cut short.
+FAIL_FAST = ("--retries", "0", "--timeout", "1.5")
+
+
+def _quiet(line: str) -> None:
+    """A spawn's update says nothing when it succeeds."""
 
 
 def update_timeout(environ: Mapping[str, str]) -> float:
@@ -67,47 +84,86 @@ def update_timeout(environ: Mapping[str, str]) -> float:
     return seconds
 
 
-def update(layout: InstallLayout, *, deadline: float) -> Path | None:
+def update_if_due(
+    layout: InstallLayout, *, timeout: float, on_wait: Callable[[], None] | None = None
+) -> str:
+    """A spawn's update; returns the environment `current` then points at (resolved).
+
+    Call once the timestamp, read without the lock, said an update is due. Takes the lock,
+    waiting while another process holds it (`on_wait` is called first). A spawn that had to
+    wait does not update: the holder has just installed or updated, or tried. Otherwise the
+    timestamp is read again under the lock, and the update runs, bounded by `timeout`
+    seconds, only if it is still due. Raises `InstallerError` on any failure.
+    """
+    with update_lock(layout.lock, on_wait=on_wait) as held:
+        if not held.waited and is_due(read_last_check(layout.last_update_check), time.time()):
+            update(layout, deadline=time.monotonic() + timeout, fail_fast=True)
+        # Read under the lock: only a holder switches `current`.
+        return os.path.realpath(layout.current)
+
+
+def update_now(
+    layout: InstallLayout,
+    *,
+    deadline: float | None,
+    fail_fast: bool = False,
+    say: Callable[[str], None] = _quiet,
+) -> Path | None:
+    """The spawn's update, now, whatever the timestamp, under the same lock.
+
+    Waits while another process holds the lock (saying so through `say`), then runs
+    `update` with one line per step through `say`. Returns the new environment when
+    `current` was switched, None when it was already up to date; raises `InstallerError`.
+    """
+    with update_lock(
+        layout.lock, on_wait=lambda: say(f"Waiting for another update of {layout.root}")
+    ):
+        return update(layout, deadline=deadline, fail_fast=fail_fast, say=say)
+
+
+def update(
+    layout: InstallLayout,
+    *,
+    deadline: float | None,
+    fail_fast: bool,
+    say: Callable[[str], None] = _quiet,
+) -> Path | None:
     """Bring `current` up to the newest release within the requirement, by `deadline`.
 
-    `deadline` is a `time.monotonic()` value. Returns the new environment when `current`
-    was switched to one, None when the installed one is already up to date; records the
-    time in both cases. Raises `InstallerError` (and records nothing) on any failure, the
-    deadline included, having left the installed environment as it was.
-    Must run under the update lock.
+    `deadline` is a `time.monotonic()` value (None: no bound); `fail_fast` adds `FAIL_FAST`
+    to every pip call. Returns the new environment when `current` was switched to one,
+    None when the installed one is already up to date; records the time in both cases.
+    Raises `InstallerError` (and records nothing) on any failure, the deadline included,
+    having left the installed environment as it was. Must run under the update lock.
     """
+    check_install(layout)
     installed = current_environment(layout)
     if installed is None:
-        raise InstallerError(f"{layout.current} does not point at an environment.")
-    resolved = resolve(layout, installed, deadline=deadline)
+        raise InstallerError(
+            f"{layout.current} does not point at an environment; run `kinetis-docs setup` again."
+        )
+    options = list(FAIL_FAST) if fail_fast else []
+    say(f"Checking for a newer release of {REQUIREMENT}")
+    resolved = resolve(layout, installed, deadline=deadline, pip_options=options)
+    newest = resolved[DISTRIBUTION]
     if resolved.items() <= installed_distributions(installed).items():
         record_check(layout.last_update_check, time.time())
+        say(f"{DISTRIBUTION} {newest} is installed and up to date")
         return None
     pins = [f"{name}=={version}" for name, version in sorted(resolved.items())]
-    # Compiled after the switch, outside the deadline: pip's compile was half of an update.
-    env = build_environment(
-        layout, ["--quiet", "--no-deps", "--no-compile", *pins], deadline=deadline
-    )
-    try:
-        _check(layout, env, resolved[DISTRIBUTION], deadline=deadline)
-    except BaseException:
-        discard(env)
-        raise
-    switch_to(layout, env)
-    record_check(layout.last_update_check, time.time())
-    compile_detached(layout, env)
-    return env
+    say(f"Installing {DISTRIBUTION} {newest} beside {environment_version(installed)}")
+    with candidate(
+        layout, [*options, "--quiet", "--no-deps", *pins], deadline=deadline, compile_beside=False
+    ) as new:
+        say("Checking the new environment's server")
+        new.check(deadline=deadline, expected=newest)
+    say(f"Switched to {DISTRIBUTION} {newest}")
+    return new.env
 
 
-def _check(layout: InstallLayout, env: Path, expected: str, *, deadline: float) -> None:
-    version = check_environment(layout, env, deadline=deadline)
-    if version != expected:
-        raise InstallerError(
-            f"The new environment's server reports version {version}, not {expected}."
-        )
-
-
-def resolve(layout: InstallLayout, env: Path, *, deadline: float) -> dict[str, str]:
+def resolve(
+    layout: InstallLayout, env: Path, *, deadline: float | None, pip_options: list[str]
+) -> dict[str, str]:
     """What a fresh install of the requirement would hold: canonical name -> version.
 
     Resolved by `env`'s own pip (so markers are evaluated for the interpreter the next
@@ -126,6 +182,7 @@ def resolve(layout: InstallLayout, env: Path, *, deadline: float) -> dict[str, s
                 "--dry-run",
                 "--ignore-installed",
                 "--quiet",
+                *pip_options,
                 "--report",
                 os.fspath(report),
                 *requirement,

@@ -1,0 +1,97 @@
+"""Byte-compile a new environment outside pip, without ever outliving it.
+
+pip compiling every module it installs is half of an install's time, most of it for pip
+itself. Setup and the update therefore install with `--no-compile` and run `compileall`
+over the new environment in a process of their own. Compiling is an optimisation: a module
+left uncompiled is compiled on its first import, so a failure here is no install failure.
+
+A compile writes into the environment for seconds, and may outlive the process that
+started it (a SIGKILLed setup, or by design after an update). So it runs holding the
+environment (`environment.hold`): the hold is taken before the compile starts and passed
+to it with its descriptor, and lasts until its last worker exits. `prune` and `discard`
+leave a held environment alone, so a compile can never re-create, as a directory of
+bytecode, an environment a later run removed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from kinetis_mcp_docs.installer import children
+from kinetis_mcp_docs.installer.environment import hold
+from kinetis_mcp_docs.installer.layout import InstallLayout
+
+
+def _compile_argv(layout: InstallLayout, env: Path, *, workers: int) -> list[str]:
+    # `-j0` is one worker per core.
+    python = os.fspath(layout.python(env))
+    return [python, "-I", "-m", "compileall", "-q", f"-j{workers}", os.fspath(env / "lib")]
+
+
+def _held(env: Path) -> int:
+    fd = hold(env, wait=True)
+    if fd is None:
+        raise FileNotFoundError(f"{env} is not an environment directory")
+    return fd
+
+
+class BackgroundCompile:
+    """Byte-compiles an environment in a child process while the caller goes on.
+
+    For setup: the new environment is checked, verified and registered meanwhile, which
+    wait mostly on other processes; setup waits for the compile before it returns.
+    """
+
+    def __init__(self, layout: InstallLayout, env: Path) -> None:
+        self._env = env
+        fd = _held(env)
+        try:
+            # Every core: the compile is most of setup's critical path.
+            self._process: subprocess.Popen[bytes] | None = children.start(
+                _compile_argv(layout, env, workers=0),
+                env=children.scrubbed_environment(),
+                pass_fds=[fd],
+            )
+        except OSError:
+            self._process = None
+        finally:
+            os.close(fd)  # the child's copy keeps the hold
+
+    def finish(self, *, timeout: float) -> None:
+        """Wait up to `timeout` seconds for the compile to end; stop it past that."""
+        if self._process is not None:
+            children.wait(self._process, timeout)
+
+    def stop(self) -> None:
+        """End the compile now; return once none of its processes holds the environment."""
+        if self._process is None:
+            return
+        children.stop(self._process)
+        # Its workers die with it, but asynchronously: the hold is free once they have.
+        fd = hold(self._env, wait=True)
+        if fd is not None:
+            os.close(fd)
+
+
+def compile_detached(layout: InstallLayout, env: Path) -> None:
+    """Byte-compile `env` in a process that outlives this one; return once it has started.
+
+    For the spawn-time update, which installs with `--no-compile` to stay well inside its
+    deadline and then hands its process over to the new server: the compile must not be
+    waited for, and must not become that server's child. One worker, so the client and
+    the server starting beside it keep a core.
+    """
+    try:
+        fd = _held(env)
+    except OSError:
+        return
+    try:
+        children.detach(
+            _compile_argv(layout, env, workers=1),
+            env=children.scrubbed_environment(),
+            pass_fds=[fd],
+        )
+    finally:
+        os.close(fd)

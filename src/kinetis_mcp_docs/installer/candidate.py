@@ -1,0 +1,119 @@
+"""Build → check → switch: the one way a new environment comes to serve.
+
+Setup and the daily update both write
+
+    with candidate(layout, pip_arguments, deadline=..., compile_beside=...) as new:
+        version = new.check(deadline=..., expected=...)
+
+The environment is built on entry; the block checks it; leaving the block normally
+switches `current` to it (the one before becomes `previous`, older ones are pruned) and
+records the time in `.last-update-check`. Leaving it with any exception — a failed check,
+the deadline, Ctrl-C — discards the new environment instead, unless `current` already
+points at it, and records nothing: the environment that served before still serves.
+Must run under the update lock.
+
+pip installs with `--no-compile`, which was half of its time; the new environment is
+byte-compiled by a process of its own (`bytecode.py`): beside the check for setup, which
+waits for it before returning (`Candidate.finish`), or after the switch, detached, for the
+update, whose spawn then becomes the new server.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from kinetis_mcp_docs.installer.bytecode import BackgroundCompile, compile_detached
+from kinetis_mcp_docs.installer.children import remaining, scrubbed_environment
+from kinetis_mcp_docs.installer.environment import (
+    build_environment,
+    current_environment,
+    discard,
+    switch_to,
+)
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.layout import SERVER_MODULE, InstallLayout
+from kinetis_mcp_docs.installer.smoke import OFFLINE_CHECK, run_exchange
+from kinetis_mcp_docs.installer.throttle import record_check
+
+# The offline check starts an interpreter and imports the server: seconds, not more.
+CHECK_TIMEOUT_SECONDS = 20.0
+
+
+class Candidate:
+    """A new environment, built beside the one that serves and not yet switched to."""
+
+    def __init__(self, layout: InstallLayout, env: Path, compiling: BackgroundCompile | None):
+        self.layout = layout
+        self.env = env
+        self._compiling = compiling
+
+    def check(self, *, deadline: float | None, expected: str | None = None) -> str:
+        """Start its server offline, as strictly as setup verifies; return its version.
+
+        `initialize` and `resources/list` must each get one answer, nothing else may reach
+        stdout, and the server must exit 0 when its input ends. With `expected`, the
+        version it reports must be that one. Raises `InstallerError` otherwise.
+        """
+        left = remaining(deadline)
+        timeout = CHECK_TIMEOUT_SECONDS if left is None else min(left, CHECK_TIMEOUT_SECONDS)
+        if timeout <= 0:
+            raise InstallerError("Could not check the new environment: the deadline passed.")
+        version = run_exchange(
+            [os.fspath(self.layout.python(self.env)), "-I", "-m", SERVER_MODULE],
+            scrubbed_environment(),
+            OFFLINE_CHECK,
+            timeout=timeout,
+            cwd=self.layout.root,
+            failure="The new environment's server failed its check",
+        )
+        if expected is not None and version != expected:
+            raise InstallerError(
+                f"The new environment's server reports version {version}, not {expected}."
+            )
+        return version
+
+    def finish(self, *, timeout: float) -> None:
+        """Wait up to `timeout` seconds for the byte-compile beside it; stop it past that."""
+        if self._compiling is not None:
+            self._compiling.finish(timeout=timeout)
+
+    def stop(self) -> None:
+        """Stop the byte-compile beside it now (before its environment may be removed)."""
+        if self._compiling is not None:
+            self._compiling.stop()
+
+
+@contextmanager
+def candidate(
+    layout: InstallLayout,
+    pip_arguments: Sequence[str],
+    *,
+    deadline: float | None,
+    compile_beside: bool,
+) -> Iterator[Candidate]:
+    """Build a new environment from `pip install --no-compile <pip_arguments>`; see above.
+
+    `deadline` is a `time.monotonic()` value bounding the build (and, through
+    `Candidate.check`, the check). With `compile_beside`, the byte-compile starts as soon
+    as the environment is built and the caller must end it with `Candidate.finish` or
+    `Candidate.stop`; otherwise it starts detached after the switch.
+    """
+    env = build_environment(layout, ["--no-compile", *pip_arguments], deadline=deadline)
+    new = Candidate(layout, env, None)
+    try:
+        if compile_beside:
+            new = Candidate(layout, env, BackgroundCompile(layout, env))
+        yield new
+        switch_to(layout, env)
+        record_check(layout.last_update_check, time.time())
+    except BaseException:
+        new.stop()
+        if current_environment(layout) != env:
+            discard(env)
+        raise
+    if not compile_beside:
+        compile_detached(layout, env)

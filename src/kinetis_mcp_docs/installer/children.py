@@ -1,0 +1,218 @@
+"""Every process the installer starts, under one kill policy: the whole process group.
+
+A child always starts in a session of its own, so it and everything it starts (`pip
+--python` starts a second interpreter, `compileall -j0` a pool of workers, a client CLI
+the server it checks) form one process group. Stopping a child kills that whole group with
+SIGKILL and reaps the child: nothing it started is left writing behind us. A child is
+stopped when its time runs out and on any interruption (Ctrl-C included).
+
+Children never write to our stdout, which may carry protocol frames: their output goes to
+our stderr, to a pipe we read, or nowhere. They run with a umask of at least 022, so what
+they create (a new environment and every file pip writes into it) is never writable by
+other users, whatever the umask of the shell that started us.
+
+`detach` is the one exception to "stopped with us": a byte-compile that must outlive the
+spawn that started it, which then becomes the server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kinetis_mcp_docs.installer.errors import InstallerError
+
+# Variables that redirect an install away from the target environment, or load foreign
+# code into the interpreters involved. PIP_PYTHON would re-aim `--python` itself.
+SCRUBBED_VARIABLES = frozenset(
+    {
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PIP_TARGET",
+        "PIP_PREFIX",
+        "PIP_ROOT",
+        "PIP_USER",
+        "PIP_REQUIRE_VIRTUALENV",
+        "PIP_PYTHON",
+    }
+)
+# Group and others may read and run what a child creates, never write it.
+_PRIVATE_WRITE_MASK = 0o022
+# How long the helper behind `detach` may take to start the detached process and exit.
+_DETACH_TIMEOUT_SECONDS = 10.0
+
+# Starts its argv in a session of its own, with no stdio, keeping the descriptors named
+# after `--`, and exits: the started process is then nobody's child but init's, so no
+# server that outlives it is left with a zombie.
+_DETACH = (
+    "import subprocess, sys; split = sys.argv.index('--'); "
+    "subprocess.Popen(sys.argv[split + 1:], stdin=subprocess.DEVNULL, "
+    "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, "
+    "pass_fds=[int(fd) for fd in sys.argv[1:split]])"
+)
+
+
+def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of `environ` (default: this process's) without the redirecting variables."""
+    source = os.environ if environ is None else environ
+    return {key: value for key, value in source.items() if key not in SCRUBBED_VARIABLES}
+
+
+def stderr_fd() -> int:
+    """The descriptor children write their output to: ours for stderr, whatever wraps it."""
+    try:
+        sys.stderr.flush()
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
+
+
+def child_umask() -> int:
+    """This process's umask, tightened so that group and others cannot write."""
+    # Reading the umask means setting it: put it straight back.
+    current = os.umask(_PRIVATE_WRITE_MASK)
+    os.umask(current)
+    return current | _PRIVATE_WRITE_MASK
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    stdin: int | None = subprocess.DEVNULL,
+    stdout: int | None = subprocess.DEVNULL,
+    stderr: int | None = subprocess.DEVNULL,
+    cwd: str | os.PathLike[str] | None = None,
+    pass_fds: Sequence[int] = (),
+) -> subprocess.Popen[bytes]:
+    """Start `argv` in a session of its own; `stop` ends it and everything it started.
+
+    Raises `OSError` when the program cannot be started.
+    """
+    return subprocess.Popen(
+        list(argv),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
+        pass_fds=tuple(pass_fds),
+        umask=child_umask(),
+    )
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Kill `process` and everything in its process group, then reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+    process.wait()
+
+
+def wait(process: subprocess.Popen[bytes], timeout: float | None) -> int | None:
+    """The exit status of `process`, or None once `timeout` seconds passed and it was stopped.
+
+    Any interruption while waiting (Ctrl-C) stops it too, and is raised again.
+    """
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(process)
+        return None
+    except BaseException:
+        stop(process)
+        raise
+
+
+def run_bounded(
+    argv: Sequence[str], *, deadline: float | None, what: str, name: str, hint: str
+) -> None:
+    """Run an installer child (pip, venv) to completion, or raise `InstallerError`.
+
+    Its output goes to stderr and its environment is scrubbed. `name` is how the child is
+    called in a message; `hint` follows its exit status. Past `deadline` (a
+    `time.monotonic()` value) it is stopped.
+    """
+    left = remaining(deadline)
+    if left is not None and left <= 0:
+        raise InstallerError(f"Could not {what}: no time was left before the deadline.")
+    try:
+        # stdin closed, so nothing can wait for an answer.
+        process = start(argv, env=scrubbed_environment(), stdout=stderr_fd(), stderr=stderr_fd())
+    except OSError as error:
+        raise InstallerError(
+            f"Could not {what}: {argv[0]} could not be started ({error})."
+        ) from error
+    returncode = wait(process, left)
+    if returncode is None:
+        raise InstallerError(
+            f"Could not {what}: {name} did not finish before the deadline and was stopped."
+        )
+    if returncode != 0:
+        raise InstallerError(f"Could not {what}: {name} exited with status {returncode}{hint}.")
+
+
+@dataclass(frozen=True)
+class Captured:
+    """What a child said and how it ended."""
+
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_captured(argv: Sequence[str], *, env: Mapping[str, str], timeout: float) -> Captured:
+    """Run `argv` with its output captured as text; `InstallerError` if it cannot finish."""
+    shown = " ".join(argv)
+    try:
+        process = start(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+        )
+    except OSError as error:
+        raise InstallerError(f"Could not run {argv[0]} ({error.strerror or error}).") from error
+    with process:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop(process)
+            raise InstallerError(f"`{shown}` did not finish within {timeout:.0f} s.") from None
+        except BaseException:
+            stop(process)
+            raise
+    return Captured(
+        list(argv),
+        process.returncode,
+        out.decode("utf-8", "replace"),
+        err.decode("utf-8", "replace"),
+    )
+
+
+def detach(argv: Sequence[str], *, env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> None:
+    """Start `argv` as a process that outlives this one; return once it has started.
+
+    It runs in a session of its own with no stdio, reparented to init, keeping only the
+    descriptors in `pass_fds`. Best effort: a failure to start it is ignored, because
+    what it does must never be a reason for the caller to fail.
+    """
+    fds = [str(fd) for fd in pass_fds]
+    helper = [sys.executable, "-I", "-c", _DETACH, *fds, "--", *argv]
+    try:
+        process = start(helper, env=env, pass_fds=pass_fds)
+    except OSError:
+        return
+    wait(process, _DETACH_TIMEOUT_SECONDS)
+
+
+def remaining(deadline: float | None) -> float | None:
+    """Seconds left before `deadline` (a `time.monotonic()` value), or None for no bound."""
+    if deadline is None:
+        return None
+    return deadline - time.monotonic()
