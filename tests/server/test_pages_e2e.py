@@ -19,7 +19,9 @@ import pytest
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS
 from kinetis_mcp_docs.server.protocol.framing import FrameWriter
 from tests.server.conftest import SpawnServer
+from tests.support.bombs import MIB, gzip_bomb, stacked_gzip_bomb
 from tests.support.origin import DocsOrigin, page_path
+from tests.support.processes import peak_rss_kib
 from tests.support.stdio import ServerProcess, assert_only_frames
 
 INDEX = "kinetis://docs/index"
@@ -65,6 +67,7 @@ def test_every_page_of_the_catalogue_is_served_from_docs(
         ({"status": 302, "headers": {"Location": "https://example.com/x.md"}}, "redirect"),
         ({"body": b"caf\xe9\n"}, "UTF-8"),
         ({"generated_size": 4 * 1024 * 1024 + 1}, "4 MiB"),
+        ({"body": b"# Index\n", "content_encoding": "br"}, "Content-Encoding 'br' was not asked"),
     ],
 )
 def test_a_page_that_cannot_be_read_is_an_internal_error_with_the_reason_on_stderr(
@@ -109,6 +112,63 @@ def test_a_two_hundred_mebibyte_body_is_abandoned_without_being_held(
     _unreadable(page_server)
     record = docs_origin.wait_for_finished(page_path("index"))
     assert record.body_bytes_sent < 64 * 1024 * 1024
+
+
+BOMBS = [
+    pytest.param("gzip", gzip_bomb(256 * MIB), id="gzip"),
+    pytest.param("gzip, gzip", stacked_gzip_bomb(256 * MIB), id="gzip-gzip"),
+]
+BOMB_BUDGET_KIB = 16 * 1024
+
+
+def _reads(server: ServerProcess, uri: str, count: int) -> list[dict[str, Any]]:
+    """`count` reads of `uri` sent at once, and their answers (in any order)."""
+    for request_id in range(count):
+        server.send(
+            {"jsonrpc": "2.0", "id": request_id, "method": "resources/read", "params": {"uri": uri}}
+        )
+    return [server.receive(timeout=60) for _ in range(count)]
+
+
+@pytest.mark.parametrize(("content_encoding", "bomb"), BOMBS)
+def test_a_compression_bomb_is_unreadable_and_costs_the_server_under_16_mib(
+    docs_origin: DocsOrigin, page_server: ServerProcess, content_encoding: str, bomb: bytes
+) -> None:
+    docs_origin.serve_page("index", "# Index\n")
+    for _ in range(3):  # the HTTP client imported, a connection open, a read done
+        page_server.request("resources/read", {"uri": INDEX})
+    before = peak_rss_kib(page_server.process.pid)
+
+    docs_origin.serve(page_path("index"), body=bomb, content_encoding=content_encoding)
+    _unreadable(page_server)
+
+    grown = peak_rss_kib(page_server.process.pid) - before
+    assert grown <= BOMB_BUDGET_KIB, f"peak RSS grew {grown} KiB"
+    assert page_server.finish() == 0
+    assert "a compression bomb" in page_server.stderr
+
+
+@pytest.mark.parametrize(("content_encoding", "bomb"), BOMBS)
+def test_thirty_two_bombs_in_flight_cost_the_server_under_16_mib_together(
+    docs_origin: DocsOrigin, page_server: ServerProcess, content_encoding: str, bomb: bytes
+) -> None:
+    # First 32 ordinary reads at once, so threads and connections for 32 exist already.
+    docs_origin.serve(page_path("index"), body=b"# Index\n", rendezvous=threading.Barrier(32))
+    assert all("result" in answer for answer in _reads(page_server, INDEX, 32))
+    before = peak_rss_kib(page_server.process.pid)
+
+    # The origin holds every bomb until all 32 requests are in: they are decoded together.
+    docs_origin.serve(
+        page_path("index"),
+        body=bomb,
+        content_encoding=content_encoding,
+        rendezvous=threading.Barrier(32),
+    )
+    answers = _reads(page_server, INDEX, 32)
+
+    assert all(answer["error"]["code"] == INTERNAL_ERROR for answer in answers)
+    grown = peak_rss_kib(page_server.process.pid) - before
+    assert grown <= BOMB_BUDGET_KIB, f"peak RSS grew {grown} KiB"
 
 
 def test_an_origin_offering_only_tls_1_1_is_refused(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +22,7 @@ from kinetis_mcp_docs.server.protocol.errors import (
     RESOURCE_NOT_FOUND,
 )
 from tests.server.conftest import SpawnServer
+from tests.support.processes import peak_rss_kib
 from tests.support.stdio import (
     INITIALIZE_PARAMS,
     ServerProcess,
@@ -316,17 +316,9 @@ def test_a_huge_line_is_skipped_without_being_buffered(server: ServerProcess) ->
     server.send_raw(b"\n")
     response = server.receive()
     assert (response["id"], _error_code(response)) == (None, INVALID_REQUEST)
-    rss_kib = _rss_kib(server.process.pid)
+    rss_kib = peak_rss_kib(server.process.pid)
     assert rss_kib < 64 * 1024, f"server holds {rss_kib} KiB after a 64 MiB line"
     assert server.request("ping")["result"] == {}
-
-
-def _rss_kib(pid: int) -> int:
-    with Path(f"/proc/{pid}/status").open(encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmHWM in /proc status")
 
 
 def test_end_of_input_exits_zero(server: ServerProcess) -> None:

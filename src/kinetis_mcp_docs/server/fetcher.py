@@ -10,8 +10,10 @@ path to configure, no local copy and no cache. Each fetch is one bounded HTTPS G
 - Every network operation fails after `idle_timeout` seconds without progress (connect,
   TLS handshake, send, each read, a wait for a pooled connection), and the whole fetch after
   `total_deadline` seconds, whatever the origin does (see `HttpPageSource`).
-- The body is streamed and abandoned as soon as its decoded size (after any
-  `Content-Encoding`) passes `max_body_bytes`; it must be valid UTF-8.
+- Only `gzip` and `deflate` are asked for; the body is streamed raw and decoded by
+  `content_coding`, which refuses any other coding and bounds the decoded bytes while it
+  decodes: abandoned as soon as they pass `max_body_bytes`, or a hundred times the raw
+  bytes decoded (past the first 64 KiB). It must be valid UTF-8.
 
 Every failure is a `PageFetchError` carrying a reason for the operator's log. Library
 exceptions become that error at one boundary, `_translated_errors`.
@@ -35,12 +37,17 @@ from typing import Any
 import httpx
 
 from kinetis_mcp_docs import __version__
+from kinetis_mcp_docs.server.content_coding import (
+    ACCEPT_ENCODING,
+    BodyRefused,
+    BoundedBody,
+    parse_content_encoding,
+)
 from kinetis_mcp_docs.server.pages import MAX_PAGE_BYTES, PageFetchError
 
 ORIGIN_PREFIX = "https://raw.githubusercontent.com/kinetis-dev/kinetis/main/docs/"
 USER_AGENT = f"kinetis-mcp-docs/{__version__}"
 
-_MIB = 1024 * 1024
 # The C source location OpenSSL errors end with, e.g. " (_ssl.c:1006)": not for operators.
 _SSL_SOURCE_LOCATION = re.compile(r"\s*\(_ssl\.c:\d+\)$")
 
@@ -175,7 +182,7 @@ class HttpPageSource:
                     attempt.attach(response.extensions.get("network_stream"))
                     if response.status_code != httpx.codes.OK:
                         raise PageFetchError(attempt.url, _status_reason(response))
-                    body = _read_capped(response, attempt, self._bounds.max_body_bytes)
+                    body = _read_body(response, attempt, self._bounds.max_body_bytes)
                 finally:
                     # Before the response is closed, which may hand its connection to the
                     # next fetch: an abort must never shut down someone else's connection.
@@ -203,23 +210,26 @@ def _new_client(bounds: FetchBounds) -> httpx.Client:
         trust_env=True,
         follow_redirects=False,
         timeout=httpx.Timeout(bounds.idle_timeout),
-        headers={"User-Agent": USER_AGENT},
+        # Set rather than httpx's default, which adds `br` and `zstd` when their packages
+        # happen to be installed: only what `content_coding` decodes under its bounds.
+        headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
     )
 
 
-def _read_capped(response: httpx.Response, attempt: _Attempt, limit: int) -> bytes:
-    """The decoded body, abandoned as soon as it would pass `limit` bytes.
+def _read_body(response: httpx.Response, attempt: _Attempt, limit: int) -> bytes:
+    """The decoded body, refused as soon as decoding passes a bound (see `content_coding`).
 
-    Holds at most `limit` bytes plus the one decoded chunk that would pass it.
+    The raw bytes are read as they arrive and decoded here: httpx's own decoders have no
+    bound on what one chunk inflates to.
     """
-    received = bytearray()
-    for chunk in response.iter_bytes():
+    body = BoundedBody(
+        parse_content_encoding(response.headers.get_list("Content-Encoding")), limit=limit
+    )
+    for chunk in response.iter_raw():
         if attempt.cancelled.is_set():
             raise PageFetchError(attempt.url, "abandoned after the total deadline")
-        if len(received) + len(chunk) > limit:
-            raise PageFetchError(attempt.url, f"body exceeds {_size(limit)}")
-        received += chunk
-    return bytes(received)
+        body.feed(chunk)
+    return body.finish()
 
 
 def _status_reason(response: httpx.Response) -> str:
@@ -242,6 +252,8 @@ def _translated_errors(url: str, bounds: FetchBounds) -> Iterator[None]:
         yield
     except PageFetchError:
         raise
+    except BodyRefused as refused:
+        raise PageFetchError(url, refused.reason) from refused
     except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError, ImportError) as error:
         raise PageFetchError(url, _reason_for(error, bounds)) from error
 
@@ -256,7 +268,6 @@ _TIMEOUT_REASONS: tuple[tuple[type[httpx.TimeoutException], str], ...] = (
 _REQUEST_REASONS: tuple[tuple[type[Exception], str], ...] = (
     (httpx.ConnectError, "could not connect"),
     (httpx.ProxyError, "the proxy refused the tunnel"),
-    (httpx.DecodingError, "the body could not be decoded"),
     (httpx.RemoteProtocolError, "the origin broke HTTP/1.1"),
     (httpx.NetworkError, "the connection failed"),
 )
@@ -308,12 +319,6 @@ def _text_of(error: BaseException) -> str:
 
 def _seconds(value: float) -> str:
     return f"{value:g}"
-
-
-def _size(count: int) -> str:
-    if count and count % _MIB == 0:
-        return f"{count // _MIB} MiB"
-    return f"{count} bytes"
 
 
 class _Attempt:
