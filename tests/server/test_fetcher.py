@@ -33,6 +33,7 @@ from tests.support.origin import (
     page_path,
     running_docs_origin,
 )
+from tests.support.processes import wait_for
 
 MIB = 1024 * 1024
 QUICK = FetchBounds(idle_timeout=0.5, total_deadline=10.0)
@@ -347,6 +348,28 @@ def test_slow_response_headers_fail_at_the_total_deadline_and_free_the_connectio
     closing = time.monotonic()
     source.close()
     assert time.monotonic() - closing < 10
+
+
+def _fetch_workers() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name.startswith("kinetis")]
+
+
+def test_a_pooled_connection_dripping_its_head_is_closed_at_the_deadline_and_its_worker_ends(
+    origin_monkeypatch: DocsOrigin, make_source: MakeSource
+) -> None:
+    origin_monkeypatch.serve_page("index", "# Index\n")
+    # About 40 bytes of head, one every half second: never idle, and 20 s to finish.
+    origin_monkeypatch.serve(page_path("drip"), body=b"late\n", head_drip=0.5)
+    source = make_source(FetchBounds(idle_timeout=5.0, total_deadline=1.5))
+    source.fetch("index")  # leaves an idle connection in the pool, which the next fetch takes
+
+    error = fetch_failure(source, "drip")
+
+    assert error.reason == "total deadline of 1.5 s passed"
+    answered = origin_monkeypatch.wait_for_finished(page_path("drip"), timeout=10)
+    assert answered.connection == 1  # the pooled connection, not a new one
+    assert answered.outcome == CLIENT_GONE
+    wait_for(lambda: not _fetch_workers(), "the abandoned fetch's worker to end", timeout=10)
 
 
 @pytest.mark.slow

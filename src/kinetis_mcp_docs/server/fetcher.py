@@ -99,10 +99,10 @@ class HttpPageSource:
     An origin that stops sending fails the fetch after `idle_timeout` (10 s by default).
 
     At the deadline the abandoned request's socket is shut down, which ends its worker's
-    blocking read at once and closes the connection. Until the TLS handshake is over, and
-    until the response headers arrive on a reused connection, the worker's socket cannot be
-    shut down from outside: such a worker goes on in the background, each of its steps still
-    bounded by `idle_timeout`, and its connection is never reused.
+    blocking read at once; the worker ends and its connection is closed, never reused. The
+    socket is known from the moment it is connected, and a pooled connection's from the
+    request's first byte (see `_ClaimingSSLSocket`). Only while the TCP connection itself is
+    being made is there no socket to shut down: that step ends by `idle_timeout`.
     """
 
     def __init__(self, bounds: FetchBounds = DEFAULT_BOUNDS) -> None:
@@ -163,6 +163,7 @@ class HttpPageSource:
 
     def _run(self, attempt: _Attempt) -> None:
         """The worker thread: fetch, and hand the outcome to the waiting caller."""
+        _this_thread.attempt = attempt
         try:
             with _translated_errors(attempt.url, self._bounds):
                 text = self._download(attempt)
@@ -179,16 +180,15 @@ class HttpPageSource:
         try:
             with client.stream("GET", attempt.url, extensions={"trace": attempt.trace}) as response:
                 try:
-                    attempt.attach(response.extensions.get("network_stream"))
                     if response.status_code != httpx.codes.OK:
                         raise PageFetchError(attempt.url, _status_reason(response))
                     body = _read_body(response, attempt, self._bounds.max_body_bytes)
                 finally:
                     # Before the response is closed, which may hand its connection to the
                     # next fetch: an abort must never shut down someone else's connection.
-                    attempt.detach()
+                    attempt.release()
         finally:
-            attempt.detach()
+            attempt.release()
         return body.decode("utf-8")  # strict: invalid UTF-8 fails at the boundary
 
     def _client_for(self, url: str) -> httpx.Client:
@@ -205,6 +205,7 @@ def _new_client(bounds: FetchBounds) -> httpx.Client:
     context.verify_mode = ssl.CERT_REQUIRED
     context.check_hostname = True
     context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.sslsocket_class = _ClaimingSSLSocket
     return httpx.Client(
         verify=context,
         trust_env=True,
@@ -331,29 +332,37 @@ class _Attempt:
         self.cancelled = threading.Event()
         self._lock = threading.Lock()
         self._socket: socket.socket | None = None
+        self._released = False
         self._text: str | None = None
         self._error: Exception | None = None
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
         """httpcore's trace hook: learn a new connection's socket as soon as it exists."""
         if event.endswith(_STREAM_OPENED_EVENTS):
-            self.attach(info.get("return_value"))
+            get_extra_info = getattr(info.get("return_value"), "get_extra_info", None)
+            sock = get_extra_info("socket") if get_extra_info is not None else None
+            if isinstance(sock, socket.socket):
+                self.attach(sock)
 
-    def attach(self, stream: object) -> None:
-        """Remember the socket under `stream`, an httpcore network stream."""
-        get_extra_info = getattr(stream, "get_extra_info", None)
-        if get_extra_info is None:
-            return
-        sock = get_extra_info("socket")
-        if not isinstance(sock, socket.socket):
-            return
+    def attach(self, sock: socket.socket) -> None:
+        """Remember the socket this fetch now waits on; shut it down if already abandoned."""
         with self._lock:
+            if self._released:
+                return
             self._socket = sock
             if self.cancelled.is_set():
                 _shut_down(sock)
 
-    def detach(self) -> None:
+    def claim(self, sock: socket.socket) -> None:
+        """`attach`, cheaply when `sock` is already the one known (it is, on every read)."""
+        if self._socket is not sock:
+            self.attach(sock)
+
+    def release(self) -> None:
+        """Forget the socket for good: its connection may go back to the pool, and from
+        then on belongs to whichever fetch takes it next."""
         with self._lock:
+            self._released = True
             self._socket = None
 
     def abort(self) -> None:
@@ -374,6 +383,47 @@ class _Attempt:
         if self._text is None:  # pragma: no cover - finish() always sets one of them
             raise PageFetchError(self.url, "the fetch ended without a result")
         return self._text
+
+
+# The fetch each worker thread runs, for the sockets it uses to claim themselves.
+_this_thread = threading.local()
+
+
+def _claim(sock: socket.socket) -> None:
+    attempt: _Attempt | None = getattr(_this_thread, "attempt", None)
+    if attempt is not None:
+        attempt.claim(sock)
+
+
+class _ClaimingSSLSocket(ssl.SSLSocket):
+    """A TLS socket that names itself to the fetch whose thread uses it.
+
+    httpx has no public way to learn which pooled connection a request was given; without
+    one, a request on a reused connection whose origin drips its response headers could not
+    be stopped at the deadline. Every request's first act on its connection is a handshake
+    or a send, on its own worker thread, so the connection is known from then on. Installed
+    through `SSLContext.sslsocket_class`, the standard library's hook for this.
+    """
+
+    def do_handshake(self, block: bool = False) -> None:  # noqa: FBT001, FBT002 - the base's signature
+        _claim(self)
+        super().do_handshake(block)
+
+    def send(self, data: Any, flags: int = 0) -> int:
+        _claim(self)
+        return super().send(data, flags)
+
+    def sendall(self, data: Any, flags: int = 0) -> None:
+        _claim(self)
+        super().sendall(data, flags)
+
+    def recv(self, buflen: int = 1024, flags: int = 0) -> bytes:
+        _claim(self)
+        return super().recv(buflen, flags)
+
+    def recv_into(self, buffer: Any, nbytes: int | None = None, flags: int = 0) -> int:
+        _claim(self)
+        return super().recv_into(buffer, nbytes, flags)
 
 
 def _shut_down(sock: socket.socket) -> None:
