@@ -20,11 +20,12 @@ from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, INVALID_PARA
 from kinetis_mcp_docs.server.protocol.framing import FrameWriter
 from tests.server.conftest import SpawnServer
 from tests.support.bombs import MIB, gzip_bomb, stacked_gzip_bomb
-from tests.support.origin import DocsOrigin, page_path
+from tests.support.origin import CLIENT_GONE, DocsOrigin, page_path
 from tests.support.processes import peak_rss_kib
 from tests.support.stdio import ServerProcess, assert_only_frames
 
 INDEX = "kinetis://docs/index"
+SETUP = "kinetis://docs/setup"
 
 
 @pytest.fixture
@@ -197,6 +198,26 @@ def test_a_stalled_body_is_an_internal_error_after_the_idle_timeout(
     started = time.monotonic()
     _unreadable(page_server)
     assert 9 < time.monotonic() - started < 25
+
+
+@pytest.mark.slow
+def test_a_read_past_the_deadline_on_a_pooled_connection_closes_it_and_leaves_nothing_running(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve_page("index", "# Index\n")
+    page_server.request("resources/read", {"uri": INDEX})  # a connection, back in the pool
+    # A head of about 40 bytes, one a second: never idle for 10 s, never finished in 30 s.
+    docs_origin.serve(page_path("setup"), body=b"late\n", head_drip=1.0)
+
+    response = page_server.request("resources/read", {"uri": SETUP}, timeout=45)
+
+    assert response["error"] == {"code": INTERNAL_ERROR, "message": f'Could not read "{SETUP}".'}
+    dripped = docs_origin.wait_for_finished(page_path("setup"), timeout=10)
+    assert (dripped.connection, dripped.outcome) == (1, CLIENT_GONE)
+    assert "total deadline of 30 s passed" in page_server.stderr
+    # No abandoned worker is left to wait for: end of input exits well inside the 10 s
+    # that a worker blocked on the idle timeout would hold it.
+    assert page_server.finish(timeout=8) == 0
 
 
 def test_a_window_names_no_page_without_fetching(
