@@ -6,8 +6,11 @@ the server proves by answering with no origin reachable at all.
 
 from __future__ import annotations
 
+import array
+import fcntl
 import os
 import subprocess
+import termios
 from typing import Any
 
 import pytest
@@ -22,7 +25,7 @@ from kinetis_mcp_docs.server.protocol.errors import (
     RESOURCE_NOT_FOUND,
 )
 from tests.server.conftest import SpawnServer
-from tests.support.processes import peak_rss_kib
+from tests.support.processes import peak_rss_kib, wait_for
 from tests.support.stdio import (
     INITIALIZE_PARAMS,
     ServerProcess,
@@ -296,6 +299,27 @@ def _ping_of_size(size: int, request_id: int) -> bytes:
 
 def test_a_frame_of_exactly_two_mebibytes_is_accepted(server: ServerProcess) -> None:
     server.send_raw(_ping_of_size(2 * 1024 * 1024, 1) + b"\r\n")
+    assert server.receive() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def _unread_bytes(fd: int) -> int:
+    """Bytes written into the pipe `fd` belongs to that its reader has not read yet."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
+
+
+def test_a_two_mebibyte_payload_is_accepted_when_its_line_ends_in_a_later_read(
+    server: ServerProcess,
+) -> None:
+    # `\r`s are stripped from a payload however many there are, and whenever they arrive.
+    server.send_raw(_ping_of_size(2 * 1024 * 1024, 1) + b"\r\r")
+    assert server.process.stdin is not None
+    stdin = server.process.stdin.fileno()
+    wait_for(lambda: _unread_bytes(stdin) == 0, "the server to read every byte", timeout=20)
+
+    server.send_raw(b"\n")
+
     assert server.receive() == {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 

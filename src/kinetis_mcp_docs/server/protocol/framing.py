@@ -30,13 +30,13 @@ OVERSIZED = Oversized()
 def read_frames(
     fd: int, *, limit: int = MAX_PAYLOAD_BYTES, chunk_size: int = READ_CHUNK_BYTES
 ) -> Iterator[bytes | Oversized]:
-    """Yield each line's payload (its trailing `\\r`/`\\n` removed) until end of input.
+    """Yield each line's payload (its trailing `\\r`s and `\\n` removed) until end of input.
 
-    A line longer than `limit` is skipped to its end without being buffered and
-    reported once as `OVERSIZED`. A final line without a newline still counts.
+    A line whose payload is longer than `limit` is skipped to its end without being
+    buffered and reported once as `OVERSIZED`. A final line without a newline still counts.
+    The same bytes give the same frames however the reads split them.
     """
-    buffer = bytearray()
-    discarding = False
+    line = _Line(limit)
     while True:
         chunk = os.read(fd, chunk_size)
         if not chunk:
@@ -46,29 +46,53 @@ def read_frames(
             newline = chunk.find(b"\n", start)
             if newline < 0:
                 break
-            if discarding:
-                discarding = False
-                yield OVERSIZED
-            else:
-                buffer += chunk[start:newline]
-                yield from _payload(buffer, limit)
-                buffer.clear()
+            line.extend(chunk, start, newline)
+            yield line.take()
             start = newline + 1
-        if not discarding:
-            buffer += chunk[start:]
-            # One `\r` may follow a payload of exactly `limit` bytes.
-            if len(buffer) > limit + 1:
-                buffer.clear()
-                discarding = True
-    if discarding:
-        yield OVERSIZED
-    elif buffer:
-        yield from _payload(buffer, limit)
+        line.extend(chunk, start, len(chunk))
+    if line.started:
+        yield line.take()
 
 
-def _payload(line: bytearray, limit: int) -> Iterator[bytes | Oversized]:
-    payload = bytes(line).rstrip(b"\r")
-    yield OVERSIZED if len(payload) > limit else payload
+class _Line:
+    """The line being read: at most `limit + 1` bytes of it are ever held.
+
+    Trailing `\\r`s are stripped from a payload, however many there are, so a run of them
+    past the limit is not kept: if the line ends after them they are stripped anyway, and
+    if anything else follows, the payload is over the limit whatever their number.
+    """
+
+    __slots__ = ("_buffer", "_limit", "_oversized", "started")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._buffer = bytearray()
+        self._oversized = False
+        self.started = False
+
+    def extend(self, chunk: bytes, start: int, end: int) -> None:
+        if start == end:
+            return
+        self.started = True
+        if self._oversized:
+            return
+        piece = chunk[start:end]
+        content = len(piece.rstrip(b"\r"))  # up to its last byte that is not `\r`
+        if content and len(self._buffer) + content > self._limit:
+            self._oversized = True  # content reaches past the limit, whatever follows
+            self._buffer.clear()
+            return
+        self._buffer += piece
+        del self._buffer[self._limit + 1 :]  # only `\r`s lie past the limit
+
+    def take(self) -> bytes | Oversized:
+        """The line's payload (or `OVERSIZED`), and a fresh line to read into."""
+        payload: bytes | Oversized = (
+            OVERSIZED if self._oversized else bytes(self._buffer).rstrip(b"\r")
+        )
+        self._buffer.clear()
+        self._oversized = self.started = False
+        return payload
 
 
 class FrameWriteError(Exception):
