@@ -1,11 +1,20 @@
-"""Frames in from a file descriptor: the same bytes frame alike however they are read."""
+"""Frames in and out of file descriptors: the same bytes frame alike however they are read,
+and a writer whose reader stopped gives up instead of hanging."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from kinetis_mcp_docs.server.protocol.framing import OVERSIZED, Oversized, read_frames
+import pytest
+
+from kinetis_mcp_docs.server.protocol.framing import (
+    OVERSIZED,
+    FrameWriteError,
+    FrameWriter,
+    Oversized,
+    read_frames,
+)
 
 LIMIT = 8
 # Payloads at and around the limit, with `\r` runs before, inside and after them.
@@ -53,3 +62,16 @@ def test_the_same_bytes_give_the_same_frames_however_the_reads_split_them(
 
     for chunk_size in range(1, len(STREAM) + 2):
         assert frames_of(path, chunk_size) == expected, f"reads of {chunk_size} bytes"
+
+
+def test_a_writer_whose_reader_stopped_gives_up_after_its_stall_timeout() -> None:
+    read_end, write_end = os.pipe()
+    try:
+        writer = FrameWriter(write_end, stall_timeout=0.2)
+        with pytest.raises(FrameWriteError) as stalled:
+            writer.write(b"x" * (1024 * 1024))  # far more than a pipe holds
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+    assert str(stalled.value) == "cannot write to stdout: no progress for 0.2 s"

@@ -2,12 +2,14 @@
 
 Reads are bounded: however long a line is, no more than the cap plus one read chunk is
 ever held in memory. Writes are whole: a frame is written completely or the process
-cannot go on (the caller decides what that means).
+cannot go on (the caller decides what that means), and a peer that stops reading is
+noticed after `WRITE_STALL_SECONDS` without progress rather than never.
 """
 
 from __future__ import annotations
 
 import os
+import select
 from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
@@ -16,6 +18,11 @@ if TYPE_CHECKING:
 
 MAX_PAYLOAD_BYTES = 2 * 1024 * 1024
 READ_CHUNK_BYTES = 64 * 1024
+WRITE_STALL_SECONDS = 10.0
+"""How long a frame write may go without the peer taking a single byte."""
+# What one write may carry once the descriptor polls writable without blocking: a pipe
+# with room takes PIPE_BUF bytes whole, a socket far more.
+_WRITE_PIECE_BYTES = getattr(select, "PIPE_BUF", 512)
 
 
 class Oversized:
@@ -100,20 +107,32 @@ class FrameWriteError(Exception):
 
 
 class FrameWriter:
-    """Writes each frame whole, one at a time, to a file descriptor."""
+    """Writes each frame whole, one at a time, to a file descriptor.
 
-    def __init__(self, fd: int) -> None:
+    A blocking write to a peer that stopped reading would never return, so each piece is
+    written only once `poll` says the descriptor takes it, in pieces small enough to be
+    taken whole; `stall_timeout` seconds without that is `FrameWriteError`. The descriptor
+    stays blocking: `O_NONBLOCK` would change an open file description the client, or a
+    terminal's shell, may share.
+    """
+
+    def __init__(self, fd: int, *, stall_timeout: float = WRITE_STALL_SECONDS) -> None:
         self._fd = fd
         self._lock = allocate_lock()
+        self._stall_timeout = stall_timeout
+        self._writable = select.poll()
+        self._writable.register(fd, select.POLLOUT)
 
     def write(self, payload: bytes) -> None:
         frame = memoryview(payload + b"\n")
         with self._lock:
             while frame:
+                if not self._writable.poll(self._stall_timeout * 1000):
+                    raise FrameWriteError(
+                        f"cannot write to stdout: no progress for {self._stall_timeout:g} s"
+                    )
                 try:
-                    written = os.write(self._fd, frame)
+                    written = os.write(self._fd, frame[:_WRITE_PIECE_BYTES])
                 except OSError as error:
                     raise FrameWriteError(f"cannot write to stdout: {error.strerror}") from error
-                if written <= 0:
-                    raise FrameWriteError("cannot write to stdout: no progress")
                 frame = frame[written:]
