@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import array
 import fcntl
+import json
 import os
 import subprocess
 import termios
@@ -209,6 +210,55 @@ def test_a_line_that_is_not_json_is_a_parse_error_under_a_null_id(
 
 def test_nan_and_infinity_are_not_json(server: ServerProcess) -> None:
     server.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":Infinity}}\n')
+    response = server.receive()
+    assert (response["id"], _error_code(response)) == (None, PARSE_ERROR)
+
+
+HUGE = b"9" * 5000  # more digits than Python converts to an int (4,300)
+
+
+@pytest.mark.parametrize("literal", [HUGE, b"-" + HUGE])
+def test_an_id_of_thousands_of_digits_is_echoed_as_sent(
+    server: ServerProcess, literal: bytes
+) -> None:
+    server.send_raw(b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % literal)
+    assert server.receive_line() == b'{"jsonrpc":"2.0","id":%s,"result":{}}\n' % literal
+
+    server.send_raw(b'{"jsonrpc":"2.0","id":%s,"method":"nope"}\n' % literal)
+    error = json.loads(server.receive_line(), parse_int=_long_integer_as_text)
+    assert (error["id"], _error_code(error)) == (literal.decode(), METHOD_NOT_FOUND)
+
+
+def _long_integer_as_text(literal: str) -> int | str:
+    return literal if len(literal) > 4300 else int(literal)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        b'{"uri":"kinetis://docs/index","lineCount":%s}' % HUGE,
+        b'{"uri":"kinetis://docs/index","startLine":-%s}' % HUGE,
+    ],
+)
+def test_an_argument_of_thousands_of_digits_is_out_of_range(
+    server: ServerProcess, arguments: bytes
+) -> None:
+    server.send_raw(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+        b'"params":{"name":"kinetis_read_doc","arguments":%s}}\n' % arguments
+    )
+    response = server.receive()
+    assert (response["id"], _error_code(response)) == (1, INVALID_PARAMS)
+    assert "must be an integer" in response["error"]["message"]
+
+
+def test_nesting_deeper_than_the_parser_goes_is_a_parse_error(server: ServerProcess) -> None:
+    # Deeper than every supported Python's parser goes (1,000 to 10,000 levels).
+    deep = b"[" * 50_000 + b"]" * 50_000
+    server.send_raw(deep + b"\n")
+    response = server.receive()
+    assert (response["id"], _error_code(response)) == (None, PARSE_ERROR)
+    server.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":%s}}\n' % deep)
     response = server.receive()
     assert (response["id"], _error_code(response)) == (None, PARSE_ERROR)
 

@@ -99,15 +99,19 @@ class ServerProcess:
 
     def receive(self, timeout: float = TIMEOUT) -> dict[str, Any]:
         """The next frame; fails the test if none arrives in time or stdout closed."""
+        frame = json.loads(self.receive_line(timeout))
+        assert isinstance(frame, dict)
+        return frame
+
+    def receive_line(self, timeout: float = TIMEOUT) -> bytes:
+        """The next frame as the bytes of its line, newline included."""
         try:
             line = self._frames.get(timeout=timeout)
         except queue.Empty:
             raise AssertionError(f"no frame within {timeout} s; stderr: {self.stderr}") from None
         if line is None:
             raise AssertionError(f"stdout closed; stderr: {self.stderr}")
-        frame = json.loads(line)
-        assert isinstance(frame, dict)
-        return frame
+        return line
 
     def request(self, method: str, params: object = None, *, timeout: float = TIMEOUT) -> Any:
         """Send one request and return the whole response frame (result or error)."""

@@ -6,7 +6,7 @@ without an id is a notification — so the same payload always gets the same ans
 
 from __future__ import annotations
 
-from .codec import dumps, loads
+from .codec import LongInteger, dumps, loads
 from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
 
 RequestId = str | int
@@ -100,7 +100,7 @@ def _invalid(id: RequestId | None, detail: str) -> EnvelopeError:  # noqa: A002
     return EnvelopeError(id, RpcError(INVALID_REQUEST, f"Invalid Request: {detail}."))
 
 
-def encode(message: dict[str, object]) -> bytes:
+def encode(message: object) -> bytes:
     """Compact UTF-8 JSON; escapes only what UTF-8 cannot carry (a lone surrogate)."""
     try:
         return dumps(message).encode("utf-8")
@@ -109,8 +109,21 @@ def encode(message: dict[str, object]) -> bytes:
 
 
 def result_message(id: RequestId, result: object) -> bytes:  # noqa: A002
+    if isinstance(id, LongInteger):
+        return _with_long_id(id, "result", result)
     return encode({"jsonrpc": "2.0", "id": id, "result": result})
 
 
 def error_message(id: RequestId | None, error: RpcError) -> bytes:  # noqa: A002
+    if isinstance(id, LongInteger):
+        return _with_long_id(id, "error", error.to_wire())
     return encode({"jsonrpc": "2.0", "id": id, "error": error.to_wire()})
+
+
+def _with_long_id(id: LongInteger, member: str, value: object) -> bytes:  # noqa: A002
+    """An answer under an id too long to convert: echoed as the literal the client sent."""
+    return b'{"jsonrpc":"2.0","id":%s,"%s":%s}' % (
+        id.text.encode("ascii"),
+        member.encode("ascii"),
+        encode(value),
+    )
