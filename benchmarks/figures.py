@@ -7,6 +7,7 @@ where they are repeated, so the load of a shared machine falls on both alike.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.origin import CLIENT_GONE, page_path
-from tests.support.processes import kill_processes_mentioning
+from tests.support.processes import kill_processes_mentioning, peak_rss_kib
 
 from benchmarks import pages
 from benchmarks.report import Row, X, median, ms, summary, times
@@ -23,7 +24,6 @@ from benchmarks.wire import (
     BenchError,
     ServerProcess,
     check_ids,
-    peak_rss_kib,
     request,
     run_to_exit,
     spawn_to_initialize,
@@ -382,7 +382,7 @@ def concurrency(bench: Bench) -> list[Row]:
                     bursts.append(done - start)
                 found[name] = {"one_s": summary(singles), "burst_s": summary(bursts)}
     finally:
-        _restore(bench, _SLOW_SLUG)
+        restore_page(bench, _SLOW_SLUG)
     ours, peer = found["ours"], found["peer"]
 
     def factor(figures: dict[str, Any]) -> float:
@@ -410,10 +410,11 @@ def concurrency(bench: Bench) -> list[Row]:
     ]
 
 
-def _restore(bench: Bench, slug: str) -> None:
-    """Serve this repository's page for `slug` again, as the stage first did."""
+def restore_page(bench: Bench, slug: str, *, rendezvous: threading.Barrier | None = None) -> None:
+    """Serve this repository's page for `slug` again, as the stage first did (held at
+    `rendezvous`, if given, until that many requests are in)."""
     page = (PROJECT_ROOT / "docs" / f"{slug}.md").read_bytes()
-    bench.stage.origin.serve(page_path(slug), body=page)
+    bench.stage.origin.serve(page_path(slug), body=page, rendezvous=rendezvous)
 
 
 # --- 4. connection reuse ------------------------------------------------------------------
@@ -565,7 +566,7 @@ def _over_the_wire(bench: Bench, text: str) -> Row:
             for process in processes.values():
                 process.close()
     finally:
-        _restore(bench, _SLOW_SLUG)
+        restore_page(bench, _SLOW_SLUG)
     ours, peer = median(took["ours"]), median(took["peer"])
     return Row(
         "window on a 4 MiB page over stdio, fetch included",
@@ -617,7 +618,7 @@ def memory(bench: Bench) -> list[Row]:
                     "client_left": record.outcome == CLIENT_GONE,
                 }
     finally:
-        _restore(bench, _HUGE_SLUG)
+        restore_page(bench, _HUGE_SLUG)
     ours, peer = grown["ours"], grown["peer"]
     return [
         Row(
