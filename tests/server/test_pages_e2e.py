@@ -232,6 +232,21 @@ def test_a_window_names_no_page_without_fetching(
     assert docs_origin.requests == []
 
 
+def test_a_start_line_of_thousands_of_digits_is_past_the_last_line(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve_page("index", "# Index\n")
+    page_server.send_raw(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"kinetis_read_doc",'
+        b'"arguments":{"uri":"kinetis://docs/index","startLine":%s}}}\n' % (b"9" * 5000)
+    )
+    result = page_server.receive()["result"]
+    assert (result["isError"], result["structuredContent"]) == (
+        True,
+        {"status": "line_out_of_range"},
+    )
+
+
 def test_successive_windows_through_the_server_rebuild_the_page_byte_for_byte(
     docs_origin: DocsOrigin, page_server: ServerProcess
 ) -> None:
