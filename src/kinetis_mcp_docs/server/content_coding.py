@@ -9,10 +9,9 @@ bytes instead and decodes them here, where every decompressor call is given a `m
 - at most `MAX_CODINGS` codings may be stacked (each one holds a decompressor's state);
 - the decoded body is refused as soon as it passes `limit` bytes;
 - every coding's output is refused as soon as it passes `max(RATIO_GRACE, MAX_RATIO * raw)`,
-  where `raw` is the number of body bytes received so far. A real page compresses 2-25
-  times; a bomb compresses hundreds or thousands of times, so it is recognised after a few
-  hundred kilobytes rather than after the 4 MiB cap, and many of them read at once still
-  cost little memory.
+  where `raw` is the number of body bytes decoded so far. A real page compresses 2 to 25
+  times; a bomb hundreds or a thousand times, so it is recognised after `RATIO_GRACE`
+  rather than at the 4 MiB cap, and many of them read at once still cost little memory.
 
 Whatever arrives, this holds at most `max(RATIO_GRACE, MAX_RATIO * raw) + 1` decoded bytes,
 plus one `STEP` of output per coding in flight and the decompressors' own state.
@@ -32,7 +31,7 @@ MAX_CODINGS = 2
 """Codings one body may stack: servers send one; two is a pre-compressed file passed
 through a compressing proxy. More only multiplies decompressor state."""
 MAX_RATIO = 100
-"""Decoded bytes allowed per body byte received, past `RATIO_GRACE`."""
+"""Decoded bytes allowed per raw body byte decoded, past `RATIO_GRACE`."""
 RATIO_GRACE = 64 * 1024
 """Decoded bytes allowed whatever the ratio, so that a small, very repetitive page is read."""
 STEP = 16 * 1024
@@ -159,7 +158,7 @@ class _Layer:
         # "deflate" is zlib-wrapped by the standard and raw by some servers: its first two
         # bytes tell which, so they are held until both have arrived.
         self._head = b"" if name == "deflate" else None
-        self._decompressor = zlib.decompressobj(_GZIP_WBITS)
+        self._decompressor = zlib.decompressobj(_GZIP_WBITS if name == "gzip" else _ZLIB_WBITS)
 
     def decode(self, data: memoryview | bytes, max_length: int) -> tuple[bytes, memoryview | bytes]:
         """At most `max_length` decoded bytes of `data`, and what of `data` is left over."""
@@ -168,8 +167,8 @@ class _Layer:
             if len(self._head) < 2:
                 return b"", b""
             data, self._head = self._head, None
-            wbits = _ZLIB_WBITS if _is_zlib_header(data) else _RAW_DEFLATE_WBITS
-            self._decompressor = zlib.decompressobj(wbits)
+            if not _is_zlib_header(data):
+                self._decompressor = zlib.decompressobj(_RAW_DEFLATE_WBITS)
         if self.ended:
             if not data:
                 return b"", b""
