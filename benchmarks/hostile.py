@@ -1,10 +1,11 @@
 """Figures under hostile conditions: compression bombs from the origin, and a client that
 stops reading stdout.
 
-The bombs are the report's: 2 GiB of zeros gzipped once (2.0 MiB on the wire) or twice
-(3.4 KiB). They are run against this project only: the peer decodes with httpx, which
-inflates a whole chunk at once, so each of its reads would take gigabytes of a machine
-other work shares (the report measured 2,077 MiB for one stacked bomb).
+The bombs: 2 GiB of zeros gzipped once (2.0 MiB on the wire) or twice (3.4 KiB). They
+are run against this project only: the peer decodes with httpx, which inflates a whole
+chunk at once, so each of its reads would take gigabytes of a machine other work shares
+(an adversarial review measured 2,077 MiB for one stacked bomb against this server,
+before it decoded bodies itself).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def _bomb_growth(bench: Bench, content_encoding: str, bomb: bytes, count: int) -
 
 
 def bombs(bench: Bench) -> list[Row]:
-    """Peak RSS growth under the report's bombs, one read and 32 at once."""
+    """Peak RSS growth under 2 GiB bombs, one read and 32 at once."""
     shapes = [
         ("gzip", "gzipped once", gzip_bomb(BOMB_DECODED)),
         ("gzip, gzip", "gzipped twice", stacked_gzip_bomb(BOMB_DECODED)),
@@ -102,7 +103,7 @@ def bombs(bench: Bench) -> list[Row]:
     rows[-1].note = (
         "VmHWM from /proc before and after the bombs, after two rounds of as many reads of "
         "the real page at once. Each answer is -32603 with 'a compression bomb' on stderr. "
-        "The peer is not run: httpx inflates a whole chunk at once (the report: 2,077 MiB "
+        "The peer is not run: httpx inflates a whole chunk at once (2,077 MiB "
         "for one stacked bomb)."
     )
     return rows

@@ -1,8 +1,7 @@
 """Compression bombs: bodies of a few kilobytes that decode to hundreds of mebibytes.
 
 Real gzip streams, valid to their last byte, as a hostile origin would send them. Each is
-built once per process (a 256 MiB bomb takes under a second; the 2 GiB one of the report
-that found the flaw takes several).
+built once per process (a 256 MiB bomb takes under a second; a 2 GiB one takes several).
 """
 
 from __future__ import annotations
