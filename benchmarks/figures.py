@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.origin import CLIENT_GONE, page_path
-from tests.support.processes import kill_processes_mentioning
+from tests.support.processes import kill_processes_mentioning, peak_rss_kib
 
 from benchmarks import pages
 from benchmarks.report import Row, X, median, ms, summary, times
@@ -26,7 +26,6 @@ from benchmarks.wire import (
     BenchError,
     ServerProcess,
     check_ids,
-    peak_rss_kib,
     request,
     run_to_exit,
     spawn_to_initialize,
@@ -480,7 +479,7 @@ def concurrency(bench: Bench) -> list[Row]:
                     bursts.append(done - start)
                 found[name] = {"one_s": summary(singles), "burst_s": summary(bursts)}
     finally:
-        _restore(bench, _SLOW_SLUG)
+        restore_page(bench, _SLOW_SLUG)
     ours, peer = found["ours"], found["peer"]
 
     def factor(figures: dict[str, Any]) -> float:
@@ -508,10 +507,11 @@ def concurrency(bench: Bench) -> list[Row]:
     ]
 
 
-def _restore(bench: Bench, slug: str) -> None:
-    """Serve this repository's page for `slug` again, as the stage first did."""
+def restore_page(bench: Bench, slug: str, *, rendezvous: threading.Barrier | None = None) -> None:
+    """Serve this repository's page for `slug` again, as the stage first did (held at
+    `rendezvous`, if given, until that many requests are in)."""
     page = (PROJECT_ROOT / "docs" / f"{slug}.md").read_bytes()
-    bench.stage.origin.serve(page_path(slug), body=page)
+    bench.stage.origin.serve(page_path(slug), body=page, rendezvous=rendezvous)
 
 
 # --- 4. connection reuse ------------------------------------------------------------------
@@ -663,7 +663,7 @@ def _over_the_wire(bench: Bench, text: str) -> Row:
             for process in processes.values():
                 process.close()
     finally:
-        _restore(bench, _SLOW_SLUG)
+        restore_page(bench, _SLOW_SLUG)
     ours, peer = median(took["ours"]), median(took["peer"])
     return Row(
         "window on a 4 MiB page over stdio, fetch included",
@@ -715,7 +715,7 @@ def memory(bench: Bench) -> list[Row]:
                     "client_left": record.outcome == CLIENT_GONE,
                 }
     finally:
-        _restore(bench, _HUGE_SLUG)
+        restore_page(bench, _HUGE_SLUG)
     ours, peer = grown["ours"], grown["peer"]
     return [
         Row(

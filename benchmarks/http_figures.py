@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tests.support.http import HttpServer, clean_environ, serve_http_argv
+from tests.support.processes import peak_rss_kib
 
 from benchmarks import http_tree
 from benchmarks.http_load import Load, load, request_bytes
@@ -24,7 +25,7 @@ from benchmarks.http_peer import load as peer_pages
 from benchmarks.http_peer import plain_search
 from benchmarks.report import Row, X, summary, times
 from benchmarks.stage import PROJECT_ROOT
-from benchmarks.wire import BenchError, peak_rss_kib
+from benchmarks.wire import BenchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

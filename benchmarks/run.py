@@ -1,4 +1,4 @@
-"""`python -m benchmarks.run`: every figure of issue 5, ours beside the peer, as one table.
+"""`python -m benchmarks.run`: every figure (speed, and hostile conditions), ours beside the peer.
 
 Run from the project root, in an environment holding the project with its `test` extra and
 `mcp` (the `bench` nox session builds one). Prints the table and writes it, with the raw
@@ -20,8 +20,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from benchmarks import contract
-from benchmarks.figures import FIGURES, Bench, Settings
+from benchmarks import contract, figures, hostile
+from benchmarks.figures import Bench, Settings
 from benchmarks.report import Row, X, failed_row, notes, table, write_json
 from benchmarks.stage import PROJECT_ROOT, staged
 from kinetis_mcp_docs import __version__
@@ -39,7 +39,14 @@ TARGETS = {
     "update_day_newer": "—",
     "http_route": f"≥ 3{X} the peer's req/s; RSS ≤ 3{X} text",
     "http_search": "≤ 5 ms p50",
+    "bombs": f"≤ {hostile.BOMB_BUDGET_MIB:g} MiB",
+    "stalled_reader": f"≤ {hostile.STALL_TARGET_SECONDS:g} s",
 }
+FIGURES = (
+    *figures.FIGURES,
+    ("bombs", hostile.bombs),
+    ("stalled_reader", hostile.stalled_reader),
+)
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:

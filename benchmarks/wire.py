@@ -239,12 +239,3 @@ def check_ids(responses: Iterable[Mapping[str, Any]], expected: Iterable[int]) -
     got = sorted(int(response["id"]) for response in responses if "result" in response)
     if got != wanted:
         raise BenchError(f"expected {len(wanted)} results, got {len(got)}")
-
-
-def peak_rss_kib(pid: int) -> int:
-    """The process's peak resident set size (`VmHWM`), in KiB."""
-    with open(f"/proc/{pid}/status", encoding="ascii") as status:  # noqa: PTH123
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise BenchError(f"no VmHWM for process {pid}")

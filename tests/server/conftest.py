@@ -17,9 +17,15 @@ def spawn_server() -> Iterator[SpawnServer]:
     started: list[ServerProcess] = []
 
     def spawn(
-        argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
+        argv: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        read_stdout: bool = True,
+        read_stderr: bool = True,
     ) -> ServerProcess:
-        server = ServerProcess(argv or serve_argv(), env)
+        server = ServerProcess(
+            argv or serve_argv(), env, read_stdout=read_stdout, read_stderr=read_stderr
+        )
         started.append(server)
         return server
 

@@ -6,6 +6,7 @@ import json
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -56,7 +57,7 @@ MALFORMED = [
 ]  # fmt: skip
 WELL_FORMED = [
     " {} ", '\n\t{"a": [1, 2.5, -3e2, true, false, null]}\r\n', '"x"', "0", "-0", "[]",
-    '{"a":{"a":{"a":"\\u00e9\\ud83d\\ude00"}}}', "1" * 5000, "9" * 4300,
+    '{"a":{"a":{"a":"\\u00e9\\ud83d\\ude00"}}}', "9" * 4300, "-" + "9" * 4300,
 ]  # fmt: skip
 
 
@@ -65,6 +66,21 @@ def test_loads_agrees_with_json_on_every_text(text: str) -> None:
     expected = _outcome(_reference_loads, text)
     assert _outcome(codec.loads, text) == expected
     assert _outcome(codec.loads_with_json, text) == expected
+
+
+@pytest.mark.parametrize("literal", ["1" * 4301, "-" + "9" * 10_000, "1" * 2_000_000])
+@pytest.mark.parametrize("loads", [codec.loads, codec.loads_with_json])
+def test_an_integer_too_long_to_convert_is_read_as_its_literal(
+    literal: str, loads: Callable[[str], object]
+) -> None:
+    value = loads(f'{{"id": {literal}}}')
+
+    assert isinstance(value, dict)
+    integer = value["id"]
+    assert isinstance(integer, codec.LongInteger)
+    assert integer.text == literal
+    # Beyond any bound, on the literal's side of zero.
+    assert (integer > 10**4000) if literal[0] != "-" else (integer < -(10**4000))
 
 
 def test_loads_and_dumps_agree_with_json_on_random_values() -> None:

@@ -6,9 +6,12 @@ Nothing here patches httpx: the fetcher finds the proxy and the test CA in the e
 
 from __future__ import annotations
 
+import gzip
+import random
 import ssl
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,14 +23,17 @@ import trustme
 
 from kinetis_mcp_docs import __version__
 from kinetis_mcp_docs.server import fetcher
+from kinetis_mcp_docs.server.content_coding import BodyRefused
 from kinetis_mcp_docs.server.fetcher import ORIGIN_PREFIX, FetchBounds, HttpPageSource
 from kinetis_mcp_docs.server.pages import PageFetchError
+from tests.support.bombs import gzip_bomb, stacked_gzip_bomb
 from tests.support.origin import (
     CLIENT_GONE,
     DocsOrigin,
     page_path,
     running_docs_origin,
 )
+from tests.support.processes import wait_for
 
 MIB = 1024 * 1024
 QUICK = FetchBounds(idle_timeout=0.5, total_deadline=10.0)
@@ -110,6 +116,68 @@ def test_a_gzip_body_is_decoded(origin_monkeypatch: DocsOrigin, make_source: Mak
     assert make_source().fetch("index") == text
 
 
+def test_only_gzip_and_deflate_are_asked_for(
+    origin_monkeypatch: DocsOrigin, make_source: MakeSource
+) -> None:
+    origin_monkeypatch.serve_page("index", "# Index\n")
+
+    make_source().fetch("index")
+
+    (request,) = origin_monkeypatch.requests
+    assert request.headers["accept-encoding"] == "gzip, deflate"
+
+
+@pytest.mark.parametrize(
+    ("content_encoding", "encode"),
+    [
+        ("deflate", zlib.compress),
+        ("gzip, gzip", lambda data: gzip.compress(gzip.compress(data))),
+        ("deflate, gzip", lambda data: gzip.compress(zlib.compress(data))),
+    ],
+    ids=["deflate", "gzip-gzip", "deflate-gzip"],
+)
+def test_deflate_and_stacked_codings_are_decoded(
+    origin_monkeypatch: DocsOrigin,
+    make_source: MakeSource,
+    content_encoding: str,
+    encode: Callable[[bytes], bytes],
+) -> None:
+    text = "# Überblick\n" * 1000
+    origin_monkeypatch.serve(
+        page_path("index"), body=encode(text.encode()), content_encoding=content_encoding
+    )
+
+    assert make_source().fetch("index") == text
+
+
+@pytest.mark.parametrize("coding", ["br", "zstd", "gzip, br"])
+def test_a_coding_that_was_not_asked_for_is_refused_even_when_the_body_reads_as_text(
+    origin_monkeypatch: DocsOrigin, make_source: MakeSource, coding: str
+) -> None:
+    origin_monkeypatch.serve(page_path("index"), body=b"# Index\n", content_encoding=coding)
+
+    error = fetch_failure(make_source(), "index")
+
+    assert error.reason.startswith("Content-Encoding ")
+    assert error.reason.endswith(" was not asked for")
+
+
+@pytest.mark.parametrize(
+    ("content_encoding", "bomb"),
+    [("gzip", gzip_bomb(256 * MIB)), ("gzip, gzip", stacked_gzip_bomb(256 * MIB))],
+    ids=["gzip", "gzip-gzip"],
+)
+def test_a_compression_bomb_is_refused_by_its_ratio_long_before_the_cap(
+    origin_monkeypatch: DocsOrigin, make_source: MakeSource, content_encoding: str, bomb: bytes
+) -> None:
+    origin_monkeypatch.serve(page_path("bomb"), body=bomb, content_encoding=content_encoding)
+
+    error = fetch_failure(make_source(), "bomb")
+
+    assert error.reason.startswith("the body decodes to more than 100 times its size (65537 bytes")
+    assert error.reason.endswith("): a compression bomb")
+
+
 def test_nothing_is_cached_between_fetches(
     origin_monkeypatch: DocsOrigin, make_source: MakeSource
 ) -> None:
@@ -186,13 +254,13 @@ def test_an_endless_body_is_abandoned_soon_after_the_cap(
 def test_the_cap_counts_decoded_bytes_of_a_gzip_body(
     origin_monkeypatch: DocsOrigin, make_source: MakeSource
 ) -> None:
-    origin_monkeypatch.serve(page_path("bomb"), body=b"a" * (4 * MIB + 1), gzip=True)
+    # Hexadecimal text compresses about twice, like prose: well inside the ratio bound.
+    body = random.Random(5).randbytes(2 * MIB + 1).hex().encode()[: 4 * MIB + 1]
+    origin_monkeypatch.serve(page_path("big"), body=body, gzip=True)
 
-    error = fetch_failure(make_source(), "bomb")
+    error = fetch_failure(make_source(), "big")
 
     assert error.reason == "body exceeds 4 MiB"
-    answered = origin_monkeypatch.wait_for_finished(page_path("bomb"))
-    assert answered.body_bytes_sent < 64 * 1024
 
 
 def test_a_smaller_cap_is_reported_in_bytes(
@@ -280,6 +348,28 @@ def test_slow_response_headers_fail_at_the_total_deadline_and_free_the_connectio
     closing = time.monotonic()
     source.close()
     assert time.monotonic() - closing < 10
+
+
+def _fetch_workers() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name.startswith("kinetis")]
+
+
+def test_a_pooled_connection_dripping_its_head_is_closed_at_the_deadline_and_its_worker_ends(
+    origin_monkeypatch: DocsOrigin, make_source: MakeSource
+) -> None:
+    origin_monkeypatch.serve_page("index", "# Index\n")
+    # About 40 bytes of head, one every half second: never idle, and 20 s to finish.
+    origin_monkeypatch.serve(page_path("drip"), body=b"late\n", head_drip=0.5)
+    source = make_source(FetchBounds(idle_timeout=5.0, total_deadline=1.5))
+    source.fetch("index")  # leaves an idle connection in the pool, which the next fetch takes
+
+    error = fetch_failure(source, "drip")
+
+    assert error.reason == "total deadline of 1.5 s passed"
+    answered = origin_monkeypatch.wait_for_finished(page_path("drip"), timeout=10)
+    assert answered.connection == 1  # the pooled connection, not a new one
+    assert answered.outcome == CLIENT_GONE
+    wait_for(lambda: not _fetch_workers(), "the abandoned fetch's worker to end", timeout=10)
 
 
 @pytest.mark.slow
@@ -488,7 +578,10 @@ SETUP = "the HTTPS client could not be set up from the environment (SSL_CERT_FIL
             "TLS handshake failed: [SSL: WRONG_VERSION_NUMBER] wrong version number",
         ),
         (httpx.ProxyError("502 Bad Gateway"), "the proxy refused the tunnel: 502 Bad Gateway"),
-        (httpx.DecodingError("invalid gzip"), "the body could not be decoded: invalid gzip"),
+        (
+            BodyRefused("Content-Encoding 'br' was not asked for"),
+            "Content-Encoding 'br' was not asked for",
+        ),
         (
             httpx.RemoteProtocolError("Server disconnected without sending a response."),
             "the origin broke HTTP/1.1: Server disconnected without sending a response.",

@@ -19,10 +19,13 @@ import pytest
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS
 from kinetis_mcp_docs.server.protocol.framing import FrameWriter
 from tests.server.conftest import SpawnServer
-from tests.support.origin import DocsOrigin, page_path
+from tests.support.bombs import MIB, gzip_bomb, stacked_gzip_bomb
+from tests.support.origin import CLIENT_GONE, DocsOrigin, page_path
+from tests.support.processes import peak_rss_kib
 from tests.support.stdio import ServerProcess, assert_only_frames
 
 INDEX = "kinetis://docs/index"
+SETUP = "kinetis://docs/setup"
 
 
 @pytest.fixture
@@ -65,6 +68,7 @@ def test_every_page_of_the_catalogue_is_served_from_docs(
         ({"status": 302, "headers": {"Location": "https://example.com/x.md"}}, "redirect"),
         ({"body": b"caf\xe9\n"}, "UTF-8"),
         ({"generated_size": 4 * 1024 * 1024 + 1}, "4 MiB"),
+        ({"body": b"# Index\n", "content_encoding": "br"}, "Content-Encoding 'br' was not asked"),
     ],
 )
 def test_a_page_that_cannot_be_read_is_an_internal_error_with_the_reason_on_stderr(
@@ -111,6 +115,63 @@ def test_a_two_hundred_mebibyte_body_is_abandoned_without_being_held(
     assert record.body_bytes_sent < 64 * 1024 * 1024
 
 
+BOMBS = [
+    pytest.param("gzip", gzip_bomb(256 * MIB), id="gzip"),
+    pytest.param("gzip, gzip", stacked_gzip_bomb(256 * MIB), id="gzip-gzip"),
+]
+BOMB_BUDGET_KIB = 16 * 1024
+
+
+def _reads(server: ServerProcess, uri: str, count: int) -> list[dict[str, Any]]:
+    """`count` reads of `uri` sent at once, and their answers (in any order)."""
+    for request_id in range(count):
+        server.send(
+            {"jsonrpc": "2.0", "id": request_id, "method": "resources/read", "params": {"uri": uri}}
+        )
+    return [server.receive(timeout=60) for _ in range(count)]
+
+
+@pytest.mark.parametrize(("content_encoding", "bomb"), BOMBS)
+def test_a_compression_bomb_is_unreadable_and_costs_the_server_under_16_mib(
+    docs_origin: DocsOrigin, page_server: ServerProcess, content_encoding: str, bomb: bytes
+) -> None:
+    docs_origin.serve_page("index", "# Index\n")
+    for _ in range(3):  # the HTTP client imported, a connection open, a read done
+        page_server.request("resources/read", {"uri": INDEX})
+    before = peak_rss_kib(page_server.process.pid)
+
+    docs_origin.serve(page_path("index"), body=bomb, content_encoding=content_encoding)
+    _unreadable(page_server)
+
+    grown = peak_rss_kib(page_server.process.pid) - before
+    assert grown <= BOMB_BUDGET_KIB, f"peak RSS grew {grown} KiB"
+    assert page_server.finish() == 0
+    assert "a compression bomb" in page_server.stderr
+
+
+@pytest.mark.parametrize(("content_encoding", "bomb"), BOMBS)
+def test_thirty_two_bombs_in_flight_cost_the_server_under_16_mib_together(
+    docs_origin: DocsOrigin, page_server: ServerProcess, content_encoding: str, bomb: bytes
+) -> None:
+    # First 32 ordinary reads at once, so threads and connections for 32 exist already.
+    docs_origin.serve(page_path("index"), body=b"# Index\n", rendezvous=threading.Barrier(32))
+    assert all("result" in answer for answer in _reads(page_server, INDEX, 32))
+    before = peak_rss_kib(page_server.process.pid)
+
+    # The origin holds every bomb until all 32 requests are in: they are decoded together.
+    docs_origin.serve(
+        page_path("index"),
+        body=bomb,
+        content_encoding=content_encoding,
+        rendezvous=threading.Barrier(32),
+    )
+    answers = _reads(page_server, INDEX, 32)
+
+    assert all(answer["error"]["code"] == INTERNAL_ERROR for answer in answers)
+    grown = peak_rss_kib(page_server.process.pid) - before
+    assert grown <= BOMB_BUDGET_KIB, f"peak RSS grew {grown} KiB"
+
+
 def test_an_origin_offering_only_tls_1_1_is_refused(
     tls_1_1_docs_origin: DocsOrigin, spawn_server: SpawnServer
 ) -> None:
@@ -139,6 +200,26 @@ def test_a_stalled_body_is_an_internal_error_after_the_idle_timeout(
     assert 9 < time.monotonic() - started < 25
 
 
+@pytest.mark.slow
+def test_a_read_past_the_deadline_on_a_pooled_connection_closes_it_and_leaves_nothing_running(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve_page("index", "# Index\n")
+    page_server.request("resources/read", {"uri": INDEX})  # a connection, back in the pool
+    # A head of about 40 bytes, one a second: never idle for 10 s, never finished in 30 s.
+    docs_origin.serve(page_path("setup"), body=b"late\n", head_drip=1.0)
+
+    response = page_server.request("resources/read", {"uri": SETUP}, timeout=45)
+
+    assert response["error"] == {"code": INTERNAL_ERROR, "message": f'Could not read "{SETUP}".'}
+    dripped = docs_origin.wait_for_finished(page_path("setup"), timeout=10)
+    assert (dripped.connection, dripped.outcome) == (1, CLIENT_GONE)
+    assert "total deadline of 30 s passed" in page_server.stderr
+    # No abandoned worker is left to wait for: end of input exits well inside the 10 s
+    # that a worker blocked on the idle timeout would hold it.
+    assert page_server.finish(timeout=8) == 0
+
+
 def test_a_window_names_no_page_without_fetching(
     docs_origin: DocsOrigin, page_server: ServerProcess
 ) -> None:
@@ -149,6 +230,21 @@ def test_a_window_names_no_page_without_fetching(
     response = page_server.request("resources/read", {"uri": "kinetis://docs/zzz"})
     assert "error" in response
     assert docs_origin.requests == []
+
+
+def test_a_start_line_of_thousands_of_digits_is_past_the_last_line(
+    docs_origin: DocsOrigin, page_server: ServerProcess
+) -> None:
+    docs_origin.serve_page("index", "# Index\n")
+    page_server.send_raw(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"kinetis_read_doc",'
+        b'"arguments":{"uri":"kinetis://docs/index","startLine":%s}}}\n' % (b"9" * 5000)
+    )
+    result = page_server.receive()["result"]
+    assert (result["isError"], result["structuredContent"]) == (
+        True,
+        {"status": "line_out_of_range"},
+    )
 
 
 def test_successive_windows_through_the_server_rebuild_the_page_byte_for_byte(

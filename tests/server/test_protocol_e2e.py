@@ -6,9 +6,12 @@ the server proves by answering with no origin reachable at all.
 
 from __future__ import annotations
 
+import array
+import fcntl
+import json
 import os
 import subprocess
-from pathlib import Path
+import termios
 from typing import Any
 
 import pytest
@@ -23,6 +26,7 @@ from kinetis_mcp_docs.server.protocol.errors import (
     RESOURCE_NOT_FOUND,
 )
 from tests.server.conftest import SpawnServer
+from tests.support.processes import peak_rss_kib, wait_for
 from tests.support.stdio import (
     INITIALIZE_PARAMS,
     ServerProcess,
@@ -210,6 +214,55 @@ def test_nan_and_infinity_are_not_json(server: ServerProcess) -> None:
     assert (response["id"], _error_code(response)) == (None, PARSE_ERROR)
 
 
+HUGE = b"9" * 5000  # more digits than Python converts to an int (4,300)
+
+
+@pytest.mark.parametrize("literal", [HUGE, b"-" + HUGE])
+def test_an_id_of_thousands_of_digits_is_echoed_as_sent(
+    server: ServerProcess, literal: bytes
+) -> None:
+    server.send_raw(b'{"jsonrpc":"2.0","id":%s,"method":"ping"}\n' % literal)
+    assert server.receive_line() == b'{"jsonrpc":"2.0","id":%s,"result":{}}\n' % literal
+
+    server.send_raw(b'{"jsonrpc":"2.0","id":%s,"method":"nope"}\n' % literal)
+    error = json.loads(server.receive_line(), parse_int=_long_integer_as_text)
+    assert (error["id"], _error_code(error)) == (literal.decode(), METHOD_NOT_FOUND)
+
+
+def _long_integer_as_text(literal: str) -> int | str:
+    return literal if len(literal) > 4300 else int(literal)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        b'{"uri":"kinetis://docs/index","lineCount":%s}' % HUGE,
+        b'{"uri":"kinetis://docs/index","startLine":-%s}' % HUGE,
+    ],
+)
+def test_an_argument_of_thousands_of_digits_is_out_of_range(
+    server: ServerProcess, arguments: bytes
+) -> None:
+    server.send_raw(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+        b'"params":{"name":"kinetis_read_doc","arguments":%s}}\n' % arguments
+    )
+    response = server.receive()
+    assert (response["id"], _error_code(response)) == (1, INVALID_PARAMS)
+    assert "must be an integer" in response["error"]["message"]
+
+
+def test_nesting_deeper_than_the_parser_goes_is_a_parse_error(server: ServerProcess) -> None:
+    # Deeper than every supported Python's parser goes (1,000 to 10,000 levels).
+    deep = b"[" * 50_000 + b"]" * 50_000
+    server.send_raw(deep + b"\n")
+    response = server.receive()
+    assert (response["id"], _error_code(response)) == (None, PARSE_ERROR)
+    server.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":%s}}\n' % deep)
+    response = server.receive()
+    assert (response["id"], _error_code(response)) == (None, PARSE_ERROR)
+
+
 @pytest.mark.parametrize(
     ("payload", "answer_id"),
     [
@@ -299,6 +352,27 @@ def test_a_frame_of_exactly_two_mebibytes_is_accepted(server: ServerProcess) -> 
     assert server.receive() == {"jsonrpc": "2.0", "id": 1, "result": {}}
 
 
+def _unread_bytes(fd: int) -> int:
+    """Bytes written into the pipe `fd` belongs to that its reader has not read yet."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
+
+
+def test_a_two_mebibyte_payload_is_accepted_when_its_line_ends_in_a_later_read(
+    server: ServerProcess,
+) -> None:
+    # `\r`s are stripped from a payload however many there are, and whenever they arrive.
+    server.send_raw(_ping_of_size(2 * 1024 * 1024, 1) + b"\r\r")
+    assert server.process.stdin is not None
+    stdin = server.process.stdin.fileno()
+    wait_for(lambda: _unread_bytes(stdin) == 0, "the server to read every byte", timeout=20)
+
+    server.send_raw(b"\n")
+
+    assert server.receive() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
 def test_a_frame_over_two_mebibytes_is_refused_and_the_stream_goes_on(
     server: ServerProcess,
 ) -> None:
@@ -316,17 +390,9 @@ def test_a_huge_line_is_skipped_without_being_buffered(server: ServerProcess) ->
     server.send_raw(b"\n")
     response = server.receive()
     assert (response["id"], _error_code(response)) == (None, INVALID_REQUEST)
-    rss_kib = _rss_kib(server.process.pid)
+    rss_kib = peak_rss_kib(server.process.pid)
     assert rss_kib < 64 * 1024, f"server holds {rss_kib} KiB after a 64 MiB line"
     assert server.request("ping")["result"] == {}
-
-
-def _rss_kib(pid: int) -> int:
-    with Path(f"/proc/{pid}/status").open(encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmHWM in /proc status")
 
 
 def test_end_of_input_exits_zero(server: ServerProcess) -> None:

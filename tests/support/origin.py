@@ -45,6 +45,7 @@ import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -111,8 +112,9 @@ class _Route:
     status: int
     payload: bytes  # the bytes on the wire: already compressed for a gzip route
     headers: tuple[tuple[str, str], ...]
-    gzip: bool
+    content_encoding: str | None
     delay: float
+    head_drip: float
     chunk_size: int | None
     chunk_delay: float
     stall_after: int | None
@@ -120,7 +122,7 @@ class _Route:
     rendezvous: threading.Barrier | None
 
 
-_NOT_FOUND = _Route(404, b"not found\n", (), False, 0.0, None, 0.0, None, None, None)
+_NOT_FOUND = _Route(404, b"not found\n", (), None, 0.0, 0.0, None, 0.0, None, None, None)
 
 
 class HttpsOrigin(ThreadedTcpServer):
@@ -143,7 +145,9 @@ class HttpsOrigin(ThreadedTcpServer):
         status: int = 200,
         headers: Mapping[str, str] | None = None,
         gzip: bool = False,
+        content_encoding: str | None = None,
         delay: float = 0.0,
+        head_drip: float = 0.0,
         chunk_size: int | None = None,
         chunk_delay: float = 0.0,
         stall_after: int | None = None,
@@ -154,7 +158,12 @@ class HttpsOrigin(ThreadedTcpServer):
 
         - `body`, `status`, `headers`: the response; `Content-Length` is always sent.
         - `gzip`: send `body` gzip-compressed, with `Content-Encoding: gzip`.
+        - `content_encoding`: send `body` exactly as given (encoded by the test any way, or
+          not at all), labelled with this `Content-Encoding` value, whatever it says.
         - `delay`: seconds to wait before the status line.
+        - `head_drip`: send the status line and headers one byte at a time, this many
+          seconds apart (a response that keeps the connection busy without finishing its
+          head).
         - `chunk_size`, `chunk_delay`: write the body in pieces of `chunk_size` bytes with
           `chunk_delay` seconds between them (a trickle).
         - `stall_after`: write that many body bytes, then nothing more until the client
@@ -164,13 +173,15 @@ class HttpsOrigin(ThreadedTcpServer):
         - `rendezvous`: wait at this barrier (bounded) before answering, so a test can hold
           N requests in flight at once.
         """
-        payload = gzip_codec.compress(body, mtime=0) if gzip else body
+        if gzip:
+            body, content_encoding = gzip_codec.compress(body, mtime=0), "gzip"
         route = _Route(
             status=status,
-            payload=payload,
+            payload=body,
             headers=tuple((headers or {}).items()),
-            gzip=gzip,
+            content_encoding=content_encoding,
             delay=delay,
+            head_drip=head_drip,
             chunk_size=chunk_size,
             chunk_delay=chunk_delay,
             stall_after=stall_after,
@@ -273,14 +284,14 @@ class HttpsOrigin(ThreadedTcpServer):
                 return STOPPED
         if route.delay and self.stopping.wait(route.delay):
             return STOPPED
-        length = route.generated_size if route.generated_size is not None else len(route.payload)
-        handler.send_response(route.status)
-        for name, value in route.headers:
-            handler.send_header(name, value)
-        if route.gzip:
-            handler.send_header("Content-Encoding", "gzip")
-        handler.send_header("Content-Length", str(length))
-        handler.end_headers()
+        head = _head(route)
+        if route.head_drip:
+            for index in range(len(head)):
+                if index and self.stopping.wait(route.head_drip):
+                    return STOPPED
+                handler.wfile.write(head[index : index + 1])
+        else:
+            handler.wfile.write(head)
         if route.stall_after is not None:
             self._write(handler, record, route.payload[: route.stall_after])
             return self._stall(handler.connection)
@@ -332,6 +343,23 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
 # http.server's handler wants a socketserver; the origin is not one, and it is never used.
 _NO_SOCKETSERVER = socketserver.BaseServer(("127.0.0.1", 0), socketserver.BaseRequestHandler)
+
+
+def _head(route: _Route) -> bytes:
+    """The status line and headers of `route`'s answer; `Content-Length` is always sent."""
+    length = route.generated_size if route.generated_size is not None else len(route.payload)
+    try:
+        reason = HTTPStatus(route.status).phrase
+    except ValueError:
+        reason = "Unknown"
+    lines = [
+        f"HTTP/1.1 {route.status} {reason}",
+        *(f"{name}: {value}" for name, value in route.headers),
+    ]
+    if route.content_encoding is not None:
+        lines.append(f"Content-Encoding: {route.content_encoding}")
+    lines.append(f"Content-Length: {length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
 def _pieces(route: _Route) -> Iterator[bytes]:

@@ -55,6 +55,14 @@ def holds_file(pid: int, path: Path) -> bool:
     return any(os.path.realpath(fd) == os.path.realpath(path) for fd in fds.iterdir())
 
 
+def peak_rss_kib(pid: int) -> int:
+    """Process `pid`'s peak resident set size so far (`VmHWM`), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmHWM in /proc/{pid}/status")
+
+
 def children_of(pid: int) -> list[int]:
     """The live processes whose parent is `pid`."""
     return [

@@ -34,9 +34,21 @@ def module_argv() -> list[str]:
 
 
 class ServerProcess:
-    """One server subprocess; every line it prints on stdout is kept for inspection."""
+    """One server subprocess; every line it prints on stdout is kept for inspection.
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> None:
+    Both streams are read as they come, unless `read_stdout` or `read_stderr` is False:
+    then nothing reads that one (until `start_reading_stderr()`), as with a client that
+    stops reading it.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str] | None = None,
+        *,
+        read_stdout: bool = True,
+        read_stderr: bool = True,
+    ) -> None:
         self.process = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -52,8 +64,13 @@ class ServerProcess:
             threading.Thread(target=self._read_stdout, daemon=True),
             threading.Thread(target=self._read_stderr, daemon=True),
         ]
-        for reader in self._readers:
-            reader.start()
+        if read_stdout:
+            self._readers[0].start()
+        if read_stderr:
+            self.start_reading_stderr()
+
+    def start_reading_stderr(self) -> None:
+        self._readers[1].start()
 
     def _read_stdout(self) -> None:
         assert self.process.stdout is not None
@@ -82,15 +99,19 @@ class ServerProcess:
 
     def receive(self, timeout: float = TIMEOUT) -> dict[str, Any]:
         """The next frame; fails the test if none arrives in time or stdout closed."""
+        frame = json.loads(self.receive_line(timeout))
+        assert isinstance(frame, dict)
+        return frame
+
+    def receive_line(self, timeout: float = TIMEOUT) -> bytes:
+        """The next frame as the bytes of its line, newline included."""
         try:
             line = self._frames.get(timeout=timeout)
         except queue.Empty:
             raise AssertionError(f"no frame within {timeout} s; stderr: {self.stderr}") from None
         if line is None:
             raise AssertionError(f"stdout closed; stderr: {self.stderr}")
-        frame = json.loads(line)
-        assert isinstance(frame, dict)
-        return frame
+        return line
 
     def request(self, method: str, params: object = None, *, timeout: float = TIMEOUT) -> Any:
         """Send one request and return the whole response frame (result or error)."""
@@ -114,8 +135,12 @@ class ServerProcess:
         """Close stdin and wait for the process to exit; returns its exit code."""
         if self.process.stdin is not None and not self.process.stdin.closed:
             self.close_stdin()
+        return self.wait_for_exit(timeout)
+
+    def wait_for_exit(self, timeout: float = TIMEOUT) -> int:
+        """Wait for the process to exit, stdin left as it is; returns its exit code."""
         code = self.process.wait(timeout=timeout)
-        for reader in self._readers:
+        for reader in self._started_readers():
             reader.join(timeout=timeout)
         self._close_streams()
         return code
@@ -134,9 +159,12 @@ class ServerProcess:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(timeout=TIMEOUT)
-        for reader in self._readers:
+        for reader in self._started_readers():
             reader.join(timeout=TIMEOUT)
         self._close_streams()
+
+    def _started_readers(self) -> list[threading.Thread]:
+        return [reader for reader in self._readers if reader.ident is not None]
 
     def _close_streams(self) -> None:
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -148,12 +149,38 @@ def test_a_stalled_response_sees_its_client_leave(
     assert (answered.outcome, answered.body_bytes_sent) == (CLIENT_GONE, 4)
 
 
+def test_a_body_is_sent_as_given_under_any_content_encoding(
+    docs_origin: DocsOrigin, client: httpx.Client
+) -> None:
+    docs_origin.serve(page_path("index"), body=b"\x00not brotli", content_encoding="br, gzip")
+
+    with client.stream("GET", RAW + page_path("index")) as response:
+        raw = b"".join(response.iter_raw())
+
+    assert response.headers["content-encoding"] == "br, gzip"
+    assert raw == b"\x00not brotli"
+
+
+def test_a_dripping_head_arrives_whole_one_byte_at_a_time(
+    docs_origin: DocsOrigin, client: httpx.Client
+) -> None:
+    docs_origin.serve(page_path("index"), body=b"# Index\n", head_drip=0.01)
+
+    response = client.get(RAW + page_path("index"))
+
+    assert (response.status_code, response.content) == (200, b"# Index\n")
+    assert docs_origin.wait_for_finished(page_path("index")).outcome == COMPLETE
+
+
+@pytest.mark.parametrize(
+    "route", [{"stall_after": 0}, {"head_drip": 60.0}], ids=["stalled-body", "dripping-head"]
+)
 def test_the_origin_stops_promptly_while_a_response_stalls(
-    docs_ca: trustme.CA, docs_cert: trustme.LeafCert, tmp_path: Path
+    docs_ca: trustme.CA, docs_cert: trustme.LeafCert, tmp_path: Path, route: dict[str, Any]
 ) -> None:
     errors: list[Exception] = []
     with running_docs_origin(docs_ca, docs_cert, tmp_path / "origin") as origin:
-        origin.serve(page_path("stalled"), body=b"0123456789", stall_after=0)
+        origin.serve(page_path("stalled"), body=b"0123456789", **route)
 
         def fetch() -> None:
             with client_for(origin) as client:

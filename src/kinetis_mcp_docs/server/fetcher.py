@@ -10,8 +10,10 @@ path to configure, no local copy and no cache. Each fetch is one bounded HTTPS G
 - Every network operation fails after `idle_timeout` seconds without progress (connect,
   TLS handshake, send, each read, a wait for a pooled connection), and the whole fetch after
   `total_deadline` seconds, whatever the origin does (see `HttpPageSource`).
-- The body is streamed and abandoned as soon as its decoded size (after any
-  `Content-Encoding`) passes `max_body_bytes`; it must be valid UTF-8.
+- Only `gzip` and `deflate` are asked for; the body is streamed raw and decoded by
+  `content_coding`, which refuses any other coding and bounds the decoded bytes while it
+  decodes: abandoned as soon as they pass `max_body_bytes`, or a hundred times the raw
+  bytes decoded (past the first 64 KiB). It must be valid UTF-8.
 
 Every failure is a `PageFetchError` carrying a reason for the operator's log. Library
 exceptions become that error at one boundary, `_translated_errors`.
@@ -35,12 +37,17 @@ from typing import Any
 import httpx
 
 from kinetis_mcp_docs import __version__
+from kinetis_mcp_docs.server.content_coding import (
+    ACCEPT_ENCODING,
+    BodyRefused,
+    BoundedBody,
+    parse_content_encoding,
+)
 from kinetis_mcp_docs.server.pages import MAX_PAGE_BYTES, PageFetchError
 
 ORIGIN_PREFIX = "https://raw.githubusercontent.com/kinetis-dev/kinetis/main/docs/"
 USER_AGENT = f"kinetis-mcp-docs/{__version__}"
 
-_MIB = 1024 * 1024
 # The C source location OpenSSL errors end with, e.g. " (_ssl.c:1006)": not for operators.
 _SSL_SOURCE_LOCATION = re.compile(r"\s*\(_ssl\.c:\d+\)$")
 
@@ -92,10 +99,10 @@ class HttpPageSource:
     An origin that stops sending fails the fetch after `idle_timeout` (10 s by default).
 
     At the deadline the abandoned request's socket is shut down, which ends its worker's
-    blocking read at once and closes the connection. Until the TLS handshake is over, and
-    until the response headers arrive on a reused connection, the worker's socket cannot be
-    shut down from outside: such a worker goes on in the background, each of its steps still
-    bounded by `idle_timeout`, and its connection is never reused.
+    blocking read at once; the worker ends and its connection is closed, never reused. The
+    socket is known from the moment it is connected, and a pooled connection's from the
+    request's first byte (see `_ClaimingSSLSocket`). Only while the TCP connection itself is
+    being made is there no socket to shut down: that step ends by `idle_timeout`.
     """
 
     def __init__(self, bounds: FetchBounds = DEFAULT_BOUNDS) -> None:
@@ -156,6 +163,7 @@ class HttpPageSource:
 
     def _run(self, attempt: _Attempt) -> None:
         """The worker thread: fetch, and hand the outcome to the waiting caller."""
+        _this_thread.attempt = attempt
         try:
             with _translated_errors(attempt.url, self._bounds):
                 text = self._download(attempt)
@@ -172,16 +180,15 @@ class HttpPageSource:
         try:
             with client.stream("GET", attempt.url, extensions={"trace": attempt.trace}) as response:
                 try:
-                    attempt.attach(response.extensions.get("network_stream"))
                     if response.status_code != httpx.codes.OK:
                         raise PageFetchError(attempt.url, _status_reason(response))
-                    body = _read_capped(response, attempt, self._bounds.max_body_bytes)
+                    body = _read_body(response, attempt, self._bounds.max_body_bytes)
                 finally:
                     # Before the response is closed, which may hand its connection to the
                     # next fetch: an abort must never shut down someone else's connection.
-                    attempt.detach()
+                    attempt.release()
         finally:
-            attempt.detach()
+            attempt.release()
         return body.decode("utf-8")  # strict: invalid UTF-8 fails at the boundary
 
     def _client_for(self, url: str) -> httpx.Client:
@@ -198,28 +205,32 @@ def _new_client(bounds: FetchBounds) -> httpx.Client:
     context.verify_mode = ssl.CERT_REQUIRED
     context.check_hostname = True
     context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.sslsocket_class = _ClaimingSSLSocket
     return httpx.Client(
         verify=context,
         trust_env=True,
         follow_redirects=False,
         timeout=httpx.Timeout(bounds.idle_timeout),
-        headers={"User-Agent": USER_AGENT},
+        # Set rather than httpx's default, which adds `br` and `zstd` when their packages
+        # happen to be installed: only what `content_coding` decodes under its bounds.
+        headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
     )
 
 
-def _read_capped(response: httpx.Response, attempt: _Attempt, limit: int) -> bytes:
-    """The decoded body, abandoned as soon as it would pass `limit` bytes.
+def _read_body(response: httpx.Response, attempt: _Attempt, limit: int) -> bytes:
+    """The decoded body, refused as soon as decoding passes a bound (see `content_coding`).
 
-    Holds at most `limit` bytes plus the one decoded chunk that would pass it.
+    The raw bytes are read as they arrive and decoded here: httpx's own decoders have no
+    bound on what one chunk inflates to.
     """
-    received = bytearray()
-    for chunk in response.iter_bytes():
+    body = BoundedBody(
+        parse_content_encoding(response.headers.get_list("Content-Encoding")), limit=limit
+    )
+    for chunk in response.iter_raw():
         if attempt.cancelled.is_set():
             raise PageFetchError(attempt.url, "abandoned after the total deadline")
-        if len(received) + len(chunk) > limit:
-            raise PageFetchError(attempt.url, f"body exceeds {_size(limit)}")
-        received += chunk
-    return bytes(received)
+        body.feed(chunk)
+    return body.finish()
 
 
 def _status_reason(response: httpx.Response) -> str:
@@ -242,6 +253,8 @@ def _translated_errors(url: str, bounds: FetchBounds) -> Iterator[None]:
         yield
     except PageFetchError:
         raise
+    except BodyRefused as refused:
+        raise PageFetchError(url, refused.reason) from refused
     except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError, ImportError) as error:
         raise PageFetchError(url, _reason_for(error, bounds)) from error
 
@@ -256,7 +269,6 @@ _TIMEOUT_REASONS: tuple[tuple[type[httpx.TimeoutException], str], ...] = (
 _REQUEST_REASONS: tuple[tuple[type[Exception], str], ...] = (
     (httpx.ConnectError, "could not connect"),
     (httpx.ProxyError, "the proxy refused the tunnel"),
-    (httpx.DecodingError, "the body could not be decoded"),
     (httpx.RemoteProtocolError, "the origin broke HTTP/1.1"),
     (httpx.NetworkError, "the connection failed"),
 )
@@ -310,12 +322,6 @@ def _seconds(value: float) -> str:
     return f"{value:g}"
 
 
-def _size(count: int) -> str:
-    if count and count % _MIB == 0:
-        return f"{count // _MIB} MiB"
-    return f"{count} bytes"
-
-
 class _Attempt:
     """One fetch: its outcome, and the socket to shut down if the caller gives up on it."""
 
@@ -326,29 +332,37 @@ class _Attempt:
         self.cancelled = threading.Event()
         self._lock = threading.Lock()
         self._socket: socket.socket | None = None
+        self._released = False
         self._text: str | None = None
         self._error: Exception | None = None
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
         """httpcore's trace hook: learn a new connection's socket as soon as it exists."""
         if event.endswith(_STREAM_OPENED_EVENTS):
-            self.attach(info.get("return_value"))
+            get_extra_info = getattr(info.get("return_value"), "get_extra_info", None)
+            sock = get_extra_info("socket") if get_extra_info is not None else None
+            if isinstance(sock, socket.socket):
+                self.attach(sock)
 
-    def attach(self, stream: object) -> None:
-        """Remember the socket under `stream`, an httpcore network stream."""
-        get_extra_info = getattr(stream, "get_extra_info", None)
-        if get_extra_info is None:
-            return
-        sock = get_extra_info("socket")
-        if not isinstance(sock, socket.socket):
-            return
+    def attach(self, sock: socket.socket) -> None:
+        """Remember the socket this fetch now waits on; shut it down if already abandoned."""
         with self._lock:
+            if self._released:
+                return
             self._socket = sock
             if self.cancelled.is_set():
                 _shut_down(sock)
 
-    def detach(self) -> None:
+    def claim(self, sock: socket.socket) -> None:
+        """`attach`, cheaply when `sock` is already the one known (it is, on every read)."""
+        if self._socket is not sock:
+            self.attach(sock)
+
+    def release(self) -> None:
+        """Forget the socket for good: its connection may go back to the pool, and from
+        then on belongs to whichever fetch takes it next."""
         with self._lock:
+            self._released = True
             self._socket = None
 
     def abort(self) -> None:
@@ -369,6 +383,47 @@ class _Attempt:
         if self._text is None:  # pragma: no cover - finish() always sets one of them
             raise PageFetchError(self.url, "the fetch ended without a result")
         return self._text
+
+
+# The fetch each worker thread runs, for the sockets it uses to claim themselves.
+_this_thread = threading.local()
+
+
+def _claim(sock: socket.socket) -> None:
+    attempt: _Attempt | None = getattr(_this_thread, "attempt", None)
+    if attempt is not None:
+        attempt.claim(sock)
+
+
+class _ClaimingSSLSocket(ssl.SSLSocket):
+    """A TLS socket that names itself to the fetch whose thread uses it.
+
+    httpx has no public way to learn which pooled connection a request was given; without
+    one, a request on a reused connection whose origin drips its response headers could not
+    be stopped at the deadline. Every request's first act on its connection is a handshake
+    or a send, on its own worker thread, so the connection is known from then on. Installed
+    through `SSLContext.sslsocket_class`, the standard library's hook for this.
+    """
+
+    def do_handshake(self, block: bool = False) -> None:  # noqa: FBT001, FBT002 - the base's signature
+        _claim(self)
+        super().do_handshake(block)
+
+    def send(self, data: Any, flags: int = 0) -> int:
+        _claim(self)
+        return super().send(data, flags)
+
+    def sendall(self, data: Any, flags: int = 0) -> None:
+        _claim(self)
+        super().sendall(data, flags)
+
+    def recv(self, buflen: int = 1024, flags: int = 0) -> bytes:
+        _claim(self)
+        return super().recv(buflen, flags)
+
+    def recv_into(self, buffer: Any, nbytes: int | None = None, flags: int = 0) -> int:
+        _claim(self)
+        return super().recv_into(buffer, nbytes, flags)
 
 
 def _shut_down(sock: socket.socket) -> None:

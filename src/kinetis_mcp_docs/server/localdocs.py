@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 
-from .pages import MAX_PAGE_BYTES, PageFetchError
+from .pages import MAX_PAGE_BYTES, PageFetchError, describe_size
 
 _CHUNK_BYTES = 64 * 1024
 
@@ -43,16 +43,11 @@ def read_page_file(path: str, max_bytes: int = MAX_PAGE_BYTES) -> str:
     finally:
         os.close(fd)
     if len(data) > max_bytes:
-        raise PageFetchError(path, f"the file exceeds {_size(max_bytes)}")
+        raise PageFetchError(path, f"the file exceeds {describe_size(max_bytes)}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise PageFetchError(path, f"not valid UTF-8 at byte {error.start}") from None
-
-
-def _size(count: int) -> str:
-    mib = 1024 * 1024
-    return f"{count // mib} MiB" if count and count % mib == 0 else f"{count} bytes"
 
 
 class LocalPageSource:

@@ -8,6 +8,12 @@ MAX_PAGE_BYTES = 4 * 1024 * 1024
 """The most bytes of text a page may have, wherever it comes from; one more is a failure."""
 
 
+def describe_size(count: int) -> str:
+    """A byte count as a failure reason names it: `4 MiB`, or `1000 bytes`."""
+    mib = 1024 * 1024
+    return f"{count // mib} MiB" if count and count % mib == 0 else f"{count} bytes"
+
+
 class PageFetchError(Exception):
     """A page could not be fetched, or its body is not valid UTF-8.
 

@@ -15,6 +15,7 @@ from .application import DocsApplication
 from .methods import method_table
 from .protocol.dispatch import Dispatcher
 from .protocol.framing import FrameWriter, read_frames
+from .stderr_log import StderrLog
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
@@ -84,17 +85,21 @@ def reserve_stdout() -> int:
     """Keep the real stdout for frames only; everything else that writes to it gets stderr.
 
     A stray `print`, a warning or a child process inheriting file descriptor 1 would
-    otherwise corrupt the stream the client parses.
+    otherwise corrupt the stream the client parses. This process's own writes to either
+    go through a `StderrLog`, which drops lines rather than block on a stderr nobody reads.
     """
     sys.stdout.flush()
+    sys.stderr.flush()
     frames = os.dup(1)  # not inheritable: children never see the frame stream
     os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    sys.stdout = sys.stderr = StderrLog(2)
     return frames
 
 
 def _fatal(message: str) -> None:
     print(f"kinetis-docs: {message}; exiting.", file=sys.stderr, flush=True)
+    if isinstance(sys.stderr, StderrLog):
+        sys.stderr.drain()  # bounded: whoever stopped reading stdout may not read stderr
     os._exit(1)
 
 

@@ -355,3 +355,15 @@ def test_the_search_result_text_is_the_contract_json_document(tree_server: HttpS
         },
         indent=2,
     )
+
+
+@pytest.mark.parametrize("method", ["tools/list", "ping", "no/such/method"])
+def test_an_integer_id_too_long_to_convert_is_echoed_as_it_was_written(
+    tree_server: HttpServer, method: str
+) -> None:
+    literal = "9" * 5000
+    body = b'{"jsonrpc":"2.0","id":%s,"method":"%s"}' % (literal.encode(), method.encode())
+    response = tree_server.post(body)
+    assert response.content.startswith(b'{"jsonrpc":"2.0","id":' + literal.encode() + b",")
+    # The answer is still one JSON document the client can read.
+    assert response.content.count(b"{") == response.content.count(b"}")

@@ -17,7 +17,7 @@ whose exceptions become codes through the application's one error table.
 from __future__ import annotations
 
 from ..methods import ERRORS
-from ..protocol.codec import dumps, loads
+from ..protocol.codec import LongInteger, dumps, loads
 from ..protocol.dispatch import Method, MethodTable
 from ..protocol.errors import (
     INVALID_PARAMS,
@@ -26,7 +26,7 @@ from ..protocol.errors import (
     PARSE_ERROR,
     RpcError,
 )
-from ..protocol.jsonrpc import encode
+from ..protocol.jsonrpc import encode, error_message, is_request_id, result_message
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,20 +90,19 @@ class Encoded:
 
 def result_reply(request_id: RequestId, result: object) -> Reply:
     if isinstance(result, Encoded):
-        request = dumps(request_id, ensure_ascii=True).encode("ascii")
+        # An id too long to convert is echoed as the literal the client sent.
+        request = (
+            request_id.text.encode("ascii")
+            if isinstance(request_id, LongInteger)
+            else dumps(request_id, ensure_ascii=True).encode("ascii")
+        )
         head = b'{"jsonrpc":"2.0","id":' + request + b',"result":'
         return Reply(200, head + result.json + b"}")
-    return Reply(200, encode({"jsonrpc": "2.0", "id": request_id, "result": result}))
+    return Reply(200, result_message(request_id, result))
 
 
 def error_reply(request_id: RequestId | None, error: RpcError) -> Reply:
-    body = encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
-    return Reply(_STATUS.get(error.code, 200), body)
-
-
-def _is_id(value: object) -> bool:
-    # bool is an int subclass in Python, but `true` is not a JSON-RPC id.
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    return Reply(_STATUS.get(error.code, 200), error_message(request_id, error))
 
 
 def read_call(body: bytes, headers: Mapping[str, str], table: MethodTable) -> Call | Reply:
@@ -123,9 +122,9 @@ def read_call(body: bytes, headers: Mapping[str, str], table: MethodTable) -> Ca
     if "id" not in message:
         return ACCEPTED  # a notification: nothing to answer, nothing to run
     request_id = message["id"]
-    if not _is_id(request_id):
+    if not is_request_id(request_id):
         return _invalid_request(None, '"id" must be a string or an integer')
-    assert isinstance(request_id, (str, int))  # noqa: S101 - _is_id() has just checked it
+    assert isinstance(request_id, (str, int))  # noqa: S101 - is_request_id() has just checked it
     if message.get("jsonrpc") != "2.0":
         return _invalid_request(request_id, '"jsonrpc" must be "2.0"')
     name = message.get("method")

@@ -8,10 +8,15 @@ and `json.dumps(..., separators=(",", ":"))` use, and the same errors: `ValueErr
 `json.JSONDecodeError`, where the C scanner raises one) for text that is not one JSON
 value, `RecursionError` for nesting too deep, `TypeError` for an object JSON cannot carry.
 
+One difference: an integer literal too long for Python to convert (`json.loads` refuses
+one of more than 4,300 digits) is valid JSON, and is read as a `LongInteger`.
+
 Where `_json` is missing or differs (another Python implementation), `json` is used.
 """
 
 from __future__ import annotations
+
+import sys
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
@@ -20,6 +25,35 @@ if TYPE_CHECKING:
 
 # What JSON calls whitespace, and nothing else (`str.strip()` would take more).
 _WHITESPACE = " \t\n\r"
+# Digits an integer literal may have and still be converted: Python's own limit (4,300
+# unless configured lower), which exists because converting is quadratic in the length.
+_INTEGER_DIGITS = min(4300, getattr(sys, "get_int_max_str_digits", lambda: 0)() or 4300)
+_BEYOND_EVERY_BOUND = 10**_INTEGER_DIGITS - 1
+
+
+class LongInteger(int):
+    """An integer literal of more digits than Python converts, as it was written.
+
+    `text` is the literal, which an answer echoes (a request `id`). The int value is a
+    stand-in of the same sign and `_INTEGER_DIGITS` nines: beyond any bound a server
+    compares it with, so a huge argument is out of range where a range is set, as the
+    literal itself would be, and never converted.
+    """
+
+    text: str
+
+    def __new__(cls, text: str) -> LongInteger:
+        sign = -1 if text.startswith("-") else 1
+        integer = super().__new__(cls, sign * _BEYOND_EVERY_BOUND)
+        integer.text = text
+        return integer
+
+
+def parse_integer(text: str) -> int:
+    """An integer literal's value: a `LongInteger` when it is too long to convert."""
+    if len(text) - text.startswith("-") > _INTEGER_DIGITS:
+        return LongInteger(text)
+    return int(text)
 
 
 def _reject_constant(name: str) -> object:
@@ -38,7 +72,7 @@ class _DecoderOptions:
     object_hook = None
     object_pairs_hook = None
     parse_float = float
-    parse_int = int
+    parse_int = staticmethod(parse_integer)
     parse_constant = staticmethod(_reject_constant)
     array_hook = None  # read from Python 3.15 on
 
@@ -117,7 +151,7 @@ def loads_with_json(text: str) -> object:
     """`loads` by way of the `json` module: the fallback, and the reference in tests."""
     import json  # noqa: PLC0415 - only where `_json` cannot be used
 
-    return json.loads(text, parse_constant=_reject_constant)
+    return json.loads(text, parse_int=parse_integer, parse_constant=_reject_constant)
 
 
 def dumps_with_json(value: object, *, ensure_ascii: bool = False) -> str:

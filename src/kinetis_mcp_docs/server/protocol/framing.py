@@ -2,12 +2,14 @@
 
 Reads are bounded: however long a line is, no more than the cap plus one read chunk is
 ever held in memory. Writes are whole: a frame is written completely or the process
-cannot go on (the caller decides what that means).
+cannot go on (the caller decides what that means), and a peer that stops reading is
+noticed after `WRITE_STALL_SECONDS` without progress rather than never.
 """
 
 from __future__ import annotations
 
 import os
+import select
 from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
@@ -16,6 +18,11 @@ if TYPE_CHECKING:
 
 MAX_PAYLOAD_BYTES = 2 * 1024 * 1024
 READ_CHUNK_BYTES = 64 * 1024
+WRITE_STALL_SECONDS = 10.0
+"""How long a frame write may go without the peer taking a single byte."""
+# What one write may carry once the descriptor polls writable without blocking: a pipe
+# with room takes PIPE_BUF bytes whole, a socket far more.
+_WRITE_PIECE_BYTES = getattr(select, "PIPE_BUF", 512)
 
 
 class Oversized:
@@ -30,13 +37,13 @@ OVERSIZED = Oversized()
 def read_frames(
     fd: int, *, limit: int = MAX_PAYLOAD_BYTES, chunk_size: int = READ_CHUNK_BYTES
 ) -> Iterator[bytes | Oversized]:
-    """Yield each line's payload (its trailing `\\r`/`\\n` removed) until end of input.
+    """Yield each line's payload (its trailing `\\r`s and `\\n` removed) until end of input.
 
-    A line longer than `limit` is skipped to its end without being buffered and
-    reported once as `OVERSIZED`. A final line without a newline still counts.
+    A line whose payload is longer than `limit` is skipped to its end without being
+    buffered and reported once as `OVERSIZED`. A final line without a newline still counts.
+    The same bytes give the same frames however the reads split them.
     """
-    buffer = bytearray()
-    discarding = False
+    line = _Line(limit)
     while True:
         chunk = os.read(fd, chunk_size)
         if not chunk:
@@ -46,29 +53,53 @@ def read_frames(
             newline = chunk.find(b"\n", start)
             if newline < 0:
                 break
-            if discarding:
-                discarding = False
-                yield OVERSIZED
-            else:
-                buffer += chunk[start:newline]
-                yield from _payload(buffer, limit)
-                buffer.clear()
+            line.extend(chunk, start, newline)
+            yield line.take()
             start = newline + 1
-        if not discarding:
-            buffer += chunk[start:]
-            # One `\r` may follow a payload of exactly `limit` bytes.
-            if len(buffer) > limit + 1:
-                buffer.clear()
-                discarding = True
-    if discarding:
-        yield OVERSIZED
-    elif buffer:
-        yield from _payload(buffer, limit)
+        line.extend(chunk, start, len(chunk))
+    if line.started:
+        yield line.take()
 
 
-def _payload(line: bytearray, limit: int) -> Iterator[bytes | Oversized]:
-    payload = bytes(line).rstrip(b"\r")
-    yield OVERSIZED if len(payload) > limit else payload
+class _Line:
+    """The line being read: at most `limit + 1` bytes of it are ever held.
+
+    Trailing `\\r`s are stripped from a payload, however many there are, so a run of them
+    past the limit is not kept: if the line ends after them they are stripped anyway, and
+    if anything else follows, the payload is over the limit whatever their number.
+    """
+
+    __slots__ = ("_buffer", "_limit", "_oversized", "started")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._buffer = bytearray()
+        self._oversized = False
+        self.started = False
+
+    def extend(self, chunk: bytes, start: int, end: int) -> None:
+        if start == end:
+            return
+        self.started = True
+        if self._oversized:
+            return
+        piece = chunk[start:end]
+        content = len(piece.rstrip(b"\r"))  # up to its last byte that is not `\r`
+        if content and len(self._buffer) + content > self._limit:
+            self._oversized = True  # content reaches past the limit, whatever follows
+            self._buffer.clear()
+            return
+        self._buffer += piece
+        del self._buffer[self._limit + 1 :]  # only `\r`s lie past the limit
+
+    def take(self) -> bytes | Oversized:
+        """The line's payload (or `OVERSIZED`), and a fresh line to read into."""
+        payload: bytes | Oversized = (
+            OVERSIZED if self._oversized else bytes(self._buffer).rstrip(b"\r")
+        )
+        self._buffer.clear()
+        self._oversized = self.started = False
+        return payload
 
 
 class FrameWriteError(Exception):
@@ -76,20 +107,32 @@ class FrameWriteError(Exception):
 
 
 class FrameWriter:
-    """Writes each frame whole, one at a time, to a file descriptor."""
+    """Writes each frame whole, one at a time, to a file descriptor.
 
-    def __init__(self, fd: int) -> None:
+    A blocking write to a peer that stopped reading would never return, so each piece is
+    written only once `poll` says the descriptor takes it, in pieces small enough to be
+    taken whole; `stall_timeout` seconds without that is `FrameWriteError`. The descriptor
+    stays blocking: `O_NONBLOCK` would change an open file description the client, or a
+    terminal's shell, may share.
+    """
+
+    def __init__(self, fd: int, *, stall_timeout: float = WRITE_STALL_SECONDS) -> None:
         self._fd = fd
         self._lock = allocate_lock()
+        self._stall_timeout = stall_timeout
+        self._writable = select.poll()
+        self._writable.register(fd, select.POLLOUT)
 
     def write(self, payload: bytes) -> None:
         frame = memoryview(payload + b"\n")
         with self._lock:
             while frame:
+                if not self._writable.poll(self._stall_timeout * 1000):
+                    raise FrameWriteError(
+                        f"cannot write to stdout: no progress for {self._stall_timeout:g} s"
+                    )
                 try:
-                    written = os.write(self._fd, frame)
+                    written = os.write(self._fd, frame[:_WRITE_PIECE_BYTES])
                 except OSError as error:
                     raise FrameWriteError(f"cannot write to stdout: {error.strerror}") from error
-                if written <= 0:
-                    raise FrameWriteError("cannot write to stdout: no progress")
                 frame = frame[written:]

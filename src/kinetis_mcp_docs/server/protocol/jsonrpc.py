@@ -6,7 +6,7 @@ without an id is a notification — so the same payload always gets the same ans
 
 from __future__ import annotations
 
-from .codec import dumps, loads
+from .codec import LongInteger, dumps, loads
 from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
 
 RequestId = str | int
@@ -64,7 +64,7 @@ def parse(payload: bytes) -> Message:
 
     has_id = "id" in message
     raw_id = message.get("id")
-    readable_id: RequestId | None = raw_id if _is_request_id(raw_id) else None
+    readable_id: RequestId | None = raw_id if is_request_id(raw_id) else None
 
     if "method" not in message and ("result" in message or "error" in message):
         if _is_client_response(message):
@@ -82,7 +82,8 @@ def parse(payload: bytes) -> Message:
     return Request(readable_id, method, message.get("params", ABSENT))
 
 
-def _is_request_id(value: object) -> bool:
+def is_request_id(value: object) -> bool:
+    """Whether `value` can be a request id: a string or an integer, never a bool."""
     # bool is an int subclass in Python, but `true` is not a JSON-RPC id.
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
@@ -91,7 +92,7 @@ def _is_client_response(message: dict[str, object]) -> bool:
     return (
         message.get("jsonrpc") == "2.0"
         and "id" in message
-        and (message["id"] is None or _is_request_id(message["id"]))
+        and (message["id"] is None or is_request_id(message["id"]))
         and ("result" in message) != ("error" in message)
     )
 
@@ -100,7 +101,7 @@ def _invalid(id: RequestId | None, detail: str) -> EnvelopeError:  # noqa: A002
     return EnvelopeError(id, RpcError(INVALID_REQUEST, f"Invalid Request: {detail}."))
 
 
-def encode(message: dict[str, object]) -> bytes:
+def encode(message: object) -> bytes:
     """Compact UTF-8 JSON; escapes only what UTF-8 cannot carry (a lone surrogate)."""
     try:
         return dumps(message).encode("utf-8")
@@ -109,8 +110,21 @@ def encode(message: dict[str, object]) -> bytes:
 
 
 def result_message(id: RequestId, result: object) -> bytes:  # noqa: A002
+    if isinstance(id, LongInteger):
+        return _with_long_id(id, "result", result)
     return encode({"jsonrpc": "2.0", "id": id, "result": result})
 
 
 def error_message(id: RequestId | None, error: RpcError) -> bytes:  # noqa: A002
+    if isinstance(id, LongInteger):
+        return _with_long_id(id, "error", error.to_wire())
     return encode({"jsonrpc": "2.0", "id": id, "error": error.to_wire()})
+
+
+def _with_long_id(id: LongInteger, member: str, value: object) -> bytes:  # noqa: A002
+    """An answer under an id too long to convert: echoed as the literal the client sent."""
+    return b'{"jsonrpc":"2.0","id":%s,"%s":%s}' % (
+        id.text.encode("ascii"),
+        member.encode("ascii"),
+        encode(value),
+    )

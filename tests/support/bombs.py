@@ -1,0 +1,29 @@
+"""Compression bombs: bodies of a few kilobytes that decode to hundreds of mebibytes.
+
+Real gzip streams, valid to their last byte, as a hostile origin would send them. Each is
+built once per process (a 256 MiB bomb takes under a second; a 2 GiB one takes several).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import zlib
+
+MIB = 1024 * 1024
+_ZEROS = bytes(MIB)
+
+
+@functools.cache
+def gzip_bomb(decoded_size: int) -> bytes:
+    """One gzip member of `decoded_size` zero bytes (a whole number of MiB), level 9."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [compressor.compress(_ZEROS) for _ in range(decoded_size // MIB)]
+    parts.append(compressor.flush())
+    return b"".join(parts)
+
+
+@functools.cache
+def stacked_gzip_bomb(decoded_size: int) -> bytes:
+    """`gzip_bomb(decoded_size)` gzipped again: for `Content-Encoding: gzip, gzip`."""
+    return gzip.compress(gzip_bomb(decoded_size), compresslevel=9, mtime=0)
