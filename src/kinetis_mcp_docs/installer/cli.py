@@ -64,14 +64,15 @@ def main() -> None:
       kinetis-docs update         update now rather than at the daily check
       kinetis-docs uninstall      remove the registration, then the install
 
-    The install directory is KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when that is
-    unset: a virtual environment of its own, which a client's start updates at most once a
-    day within kinetis-mcp-docs>=1.0,<2.
+    The install is a virtual environment of its own, which a client's start updates at
+    most once a day within kinetis-mcp-docs>=1.0,<2.
 
-    Network: installing and updating need the package index (PyPI, or what pip's own
-    PIP_INDEX_URL or PIP_FIND_LINKS name). Reading a page needs raw.githubusercontent.com,
-    through HTTPS_PROXY if set, trusting SSL_CERT_FILE if set, unless
-    KINETIS_MCP_DOCS_PAGES named a local directory of pages when setup ran.
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Network: installing and updating need the package index (PyPI, or what
+      pip's own PIP_INDEX_URL or PIP_FIND_LINKS name); reading a page needs
+      raw.githubusercontent.com (HTTPS_PROXY and SSL_CERT_FILE are honoured),
+      unless KINETIS_MCP_DOCS_PAGES named a directory of pages at setup.
     """
 
 
@@ -81,17 +82,20 @@ def setup(client: str | None) -> None:
     """Install the server and register it with Claude Code, or with Codex (`setup codex`).
 
     Installs kinetis-mcp-docs>=1.0,<2 into a virtual environment of its own in the install
-    directory, KINETIS_MCP_DOCS_DIR or ~/.kinetis-mcp-docs, which must be absent, empty or
-    an earlier install (carrying its .kinetis-mcp-docs marker); anything else is refused
-    with nothing written. Then reads a page through the exact command it registers, and
-    registers that command as kinetis-docs at user scope. Running it again reinstalls and
-    replaces the registration.
-
-    Network: the package index (PyPI, or pip's own PIP_INDEX_URL, PIP_FIND_LINKS, ...),
-    and raw.githubusercontent.com for the page it reads. With KINETIS_MCP_DOCS_PAGES=DIR
-    the registered server reads its pages from DIR instead, and only the index is needed.
+    directory, which must be absent, empty or an earlier install (carrying its
+    .kinetis-mcp-docs marker); anything else is refused with nothing written. Then reads a
+    page through the exact command it registers, and registers that command as
+    kinetis-docs at user scope. Running it again reinstalls and replaces the registration.
     For Codex, this shell's proxy, certificate and pip variables are recorded with the
-    registration, since Codex does not pass them on.
+    registration, since Codex does not pass them on to the server.
+
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Pages: from raw.githubusercontent.com, or with KINETIS_MCP_DOCS_PAGES=DIR
+      from DIR/<page>.md (a checkout's docs/, say), read on every call.
+    Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
+      PIP_FIND_LINKS, ...), and raw.githubusercontent.com for the page it
+      reads, unless KINETIS_MCP_DOCS_PAGES is set.
     """
     from kinetis_mcp_docs.installer.setup import run_setup  # noqa: PLC0415 - keep start lean
 
@@ -110,13 +114,15 @@ def status(*, as_json: bool) -> None:
     """Show the install, its versions and update times, each client's registration, and
     read one page through each registered command.
 
-    The install directory is KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs. A page is read
-    through the command each client runs, in the environment that client gives it: that
-    needs what the server needs, raw.githubusercontent.com or the registered pages
-    directory. Like any client start, that start runs the daily update when it is due.
-
+    A page is read through the command each client runs, in the environment that client
+    gives it; like any client start, that start runs the daily update when it is due.
     Exits 1 when something keeps a client from reading pages, naming the command that
     fixes it; 0 otherwise.
+
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Network: what the server needs, raw.githubusercontent.com (or nothing,
+      with a registered pages directory); the package index if an update is due.
     """
     from kinetis_mcp_docs.installer.status import gather_status, render  # noqa: PLC0415
 
@@ -134,10 +140,13 @@ def update() -> None:
     """Update the install now to the newest kinetis-mcp-docs>=1.0,<2.
 
     The update a client's start makes at most once a day, now, whatever the timestamp:
-    under the same lock, one line per step, without the start-up deadline. The install
-    directory is KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs. Needs the package index
-    (PyPI, or pip's own PIP_INDEX_URL, PIP_FIND_LINKS, ...). New client sessions start the
-    new version.
+    under the same lock, one line per step, without the start-up deadline. New client
+    sessions start the new version.
+
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
+      PIP_FIND_LINKS, ...).
     """
     from kinetis_mcp_docs.installer.update import run_update  # noqa: PLC0415
 
@@ -151,11 +160,14 @@ def uninstall(client: str | None) -> None:
     """Remove the registration from Claude Code, or from Codex (`uninstall codex`), then
     the install directory.
 
-    The install directory, KINETIS_MCP_DOCS_DIR or ~/.kinetis-mcp-docs, is removed only
-    when its .kinetis-mcp-docs marker proves it an install of this tool and no other
-    client is still registered to it, and then only what setup wrote there. A directory
-    that is not an install of this tool is refused with nothing touched. Needs no
-    network; running it again is safe.
+    The install directory is removed only when its .kinetis-mcp-docs marker proves it an
+    install of this tool and no other client is still registered to it, and then only what
+    setup wrote there. A directory that is not an install of this tool is refused with
+    nothing touched. Running it again is safe.
+
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Network: none.
     """
     from kinetis_mcp_docs.installer.uninstall import run_uninstall  # noqa: PLC0415
 
