@@ -12,7 +12,8 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,27 @@ class Machine:
     ) -> subprocess.CompletedProcess[str]:
         """Run setup; `umask` is the shell's (-1: this process's), `wrapper` runs it."""
         return self.run("setup", *arguments, umask=umask, wrapper=wrapper)
+
+    @contextmanager
+    def started(self, *arguments: str) -> Iterator[subprocess.Popen[str]]:
+        """`kinetis-docs ARGUMENTS` running, its output piped as text; killed if the block fails.
+
+        Reap it with `communicate` after the block.
+        """
+        process = subprocess.Popen(
+            [os.fspath(KINETIS_DOCS), *arguments],
+            env=self.env,
+            cwd=self.home,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            yield process
+        except BaseException:
+            process.kill()
+            process.communicate()
+            raise
 
     def start_setup(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.throttle import record_check
-from tests.installer.machine import closed_port, index_page, machine_at
-from tests.support.origin import DocsOrigin
+from tests.installer.machine import Machine, closed_port, index_page, machine_at
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
 DAY = 86_400
@@ -86,16 +85,10 @@ def test_a_pages_variable_naming_no_directory_of_pages_is_refused_before_anythin
 
 
 def test_setup_codex_records_relative_path_settings_absolute_so_a_codex_start_can_update(
-    tmp_path: Path,
-    wheelhouse: Path,
-    wheelhouse_env: dict[str, str],
-    docs_origin: DocsOrigin,
-    origin_env: dict[str, str],
+    machine: Machine, wheelhouse: Path
 ) -> None:
-    docs_origin.serve_docs()
-    machine = machine_at(tmp_path, wheelhouse_env, origin_env)
     # Each path as a user may give it: relative to the directory setup runs in.
-    shutil.copy(origin_env["SSL_CERT_FILE"], machine.home / "ca.pem")
+    shutil.copy(machine.env["SSL_CERT_FILE"], machine.home / "ca.pem")
     machine.env["SSL_CERT_FILE"] = "ca.pem"
     machine.env["PIP_FIND_LINKS"] = os.path.relpath(wheelhouse, machine.home)
 

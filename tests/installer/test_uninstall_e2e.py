@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from kinetis_mcp_docs.installer.lock import update_lock
 from tests.installer.machine import (
-    KINETIS_DOCS,
     START,
     Machine,
     assert_answers_four_messages,
@@ -204,24 +202,12 @@ def test_uninstall_removes_the_directory_only_once_the_update_lock_is_free(
 ) -> None:
     machine = local_machine
     assert machine.setup().returncode == 0
-    with update_lock(machine.install / ".update.lock"):
-        process = subprocess.Popen(
-            [os.fspath(KINETIS_DOCS), "uninstall"],
-            env=machine.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert process.stdout is not None
-            assert process.stdout.readline() == "Removed Claude Code's kinetis-docs registration\n"
-            assert process.stdout.readline() == f"Waiting for another update of {machine.install}\n"
-            assert (machine.install / "current" / "bin" / "python").exists()
-            assert processes_mentioning(os.fspath(machine.install)) == []
-        except BaseException:
-            process.kill()
-            process.communicate()
-            raise
+    with update_lock(machine.install / ".update.lock"), machine.started("uninstall") as process:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "Removed Claude Code's kinetis-docs registration\n"
+        assert process.stdout.readline() == f"Waiting for another update of {machine.install}\n"
+        assert (machine.install / "current" / "bin" / "python").exists()
+        assert processes_mentioning(os.fspath(machine.install)) == []
     stdout, _ = process.communicate(timeout=WAIT)
     assert process.returncode == 0
     assert stdout.splitlines()[-1] == f"Removed {machine.install}"

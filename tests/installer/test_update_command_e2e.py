@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from kinetis_mcp_docs.installer.environment import environment_version
 from kinetis_mcp_docs.installer.lock import update_lock
-from tests.installer.machine import KINETIS_DOCS, MARKER, Machine, closed_port, machine_at
+from tests.installer.machine import MARKER, Machine, closed_port, machine_at
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning
 from tests.support.wheelhouse import wheelhouse_pip_env
 
@@ -127,28 +126,14 @@ def test_update_refuses_a_directory_that_is_not_an_install_and_writes_nothing_th
 
 @pytest.mark.skipif(not PROC_AVAILABLE, reason="observes processes in /proc")
 def test_update_waits_for_the_update_lock_another_process_holds(old_machine: Machine) -> None:
-    lock = old_machine.install / ".update.lock"
-    with update_lock(lock):
-        process = subprocess.Popen(
-            [os.fspath(KINETIS_DOCS), "update"],
-            env=old_machine.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert process.stdout is not None
-            assert process.stdout.readline() == f"Updating the install in {old_machine.install}\n"
-            assert process.stdout.readline() == (
-                f"Waiting for another update of {old_machine.install}\n"
-            )
-            # While it waits, nothing of the update has started.
-            assert processes_mentioning(os.fspath(old_machine.install)) == []
-            assert _version(old_machine, "current") == "1.0.0"
-        except BaseException:
-            process.kill()
-            process.communicate()
-            raise
+    install = old_machine.install
+    with update_lock(install / ".update.lock"), old_machine.started("update") as process:
+        assert process.stdout is not None
+        assert process.stdout.readline() == f"Updating the install in {install}\n"
+        assert process.stdout.readline() == f"Waiting for another update of {install}\n"
+        # While it waits, nothing of the update has started.
+        assert processes_mentioning(os.fspath(install)) == []
+        assert _version(old_machine, "current") == "1.0.0"
     stdout, _ = process.communicate(timeout=WAIT)
     assert process.returncode == 0
     assert stdout.splitlines()[-2] == "Switched to kinetis-mcp-docs 1.0.1"
