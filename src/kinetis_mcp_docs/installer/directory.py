@@ -182,7 +182,7 @@ def owned_install(root: Path, verb: str) -> InstallLayout | None:
 
 
 def refused(root: Path, refusal: Refusal, verb: str) -> InstallerError:
-    """The one-line refusal to `verb` (\"install into\", \"remove\") the path `root`."""
+    """The one-line refusal to `verb` ("install into", "update", "remove") the path `root`."""
     fix = refusal.fix or (
         f"set {DIR_ENVIRONMENT_VARIABLE} to an empty or new directory, or fix that path"
         if verb == "install into"

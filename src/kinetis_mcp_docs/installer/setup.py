@@ -95,7 +95,8 @@ def run_setup(
             directory.roll_back(claim)
         if isinstance(error, InstallerError):
             left = _left_installed(claim, new)
-            raise InstallerError(f"{_what_failed(error, pages)} {left}") from error
+            message = f"{_what_failed(error, pages)} {left}"
+            raise InstallerError(message, error.exit_code) from error
         raise
     try:
         say(f"Registering {registration.SERVER_NAME} with {client.label}")

@@ -7,7 +7,7 @@ built and the time is recorded. Otherwise a new environment is built beside the 
 one from those exact pins (`--no-deps`, so pip does not resolve a second time), checked
 offline and switched to (`candidate.py`).
 
-Two entries, one body (`update`):
+Two entries, one body (`update`), and the command over the second:
 
 - `update_if_due`, what a client spawn runs once its throttle said an update is due: it
   takes the lock (waiting while another process holds it), and updates only if it did not
