@@ -41,8 +41,8 @@ def remove_install(layout: InstallLayout) -> list[str]:
     _remove(layout.envs, stat.S_ISDIR)  # only once empty
     for small in (layout.last_update_check, layout.requirements):
         _remove(small, stat.S_ISREG)
-    ours = {path.name for path in (layout.marker, layout.lock, layout.current, layout.previous)}
-    ours |= {layout.last_update_check.name, layout.requirements.name}
+    small_files = (layout.marker, layout.lock, layout.last_update_check, layout.requirements)
+    ours = {path.name for path in (*small_files, layout.current, layout.previous)}
     for name in os.listdir(layout.root):  # noqa: PTH208 - names, not paths, are compared
         match = _TEMPORARY.fullmatch(name)
         if match and match.group(1) in ours:
@@ -57,27 +57,25 @@ def remove_install(layout: InstallLayout) -> list[str]:
     return []
 
 
-def _remove(path: Path, wanted: Callable[[int], bool]) -> bool:
+def _remove(path: Path, wanted: Callable[[int], bool]) -> None:
     """Remove `path` if it is of the type `wanted` accepts (a directory only when empty)."""
     try:
         mode = path.lstat().st_mode
     except FileNotFoundError:
-        return False
+        return
     if not wanted(mode):
-        return False
+        return
     try:
         if stat.S_ISDIR(mode):
             path.rmdir()
         else:
             path.unlink()
     except FileNotFoundError:
-        return False
+        return
     except OSError as error:
         # A directory something was left in stays, and says so through what is left.
-        if error.errno in {errno.ENOTEMPTY, errno.EEXIST}:
-            return False
-        raise
-    return True
+        if error.errno not in {errno.ENOTEMPTY, errno.EEXIST}:
+            raise
 
 
 def _is_file_or_link(mode: int) -> bool:
