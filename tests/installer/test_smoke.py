@@ -42,7 +42,7 @@ def verify(argv: list[str], timeout: float = 10.0) -> str:
 
 @pytest.fixture(autouse=True)
 def temporary_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where a failure keeps the server's stderr: this test's own directory, not /tmp."""
+    """Where a failure keeps the server's stderr: this test's own directory, not the system's."""
     kept = tmp_path / "tmp"
     kept.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", os.fspath(kept))
