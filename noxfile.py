@@ -44,18 +44,46 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def setup_from_source(session: nox.Session) -> None:
-    """Install this checkout with `kinetis-docs setup` (add `-- codex` for Codex).
+    """Install this checkout with `kinetis-docs setup` (add `-- codex` for Codex), serving
+    this checkout's own docs/; `-- --live` reads the pages from the Kinetis repository.
 
-    Builds a wheelhouse of the checkout and its dependencies, then runs setup with pip
-    pointed at it alone (`PIP_FIND_LINKS`, `PIP_NO_INDEX`), so the install is exactly this
-    checkout. It registers with your real client, under your real HOME.
+    Builds the checkout and its dependencies into `build/wheelhouse`, then runs setup with
+    pip pointed at it alone (`PIP_FIND_LINKS`, `PIP_NO_INDEX`), so the install is exactly
+    this checkout. The wheelhouse stays between runs, each refreshing it: a Codex
+    registration records its path for the daily update. By default the registered server
+    reads its pages from this checkout's docs/ (`KINETIS_MCP_DOCS_PAGES`), so setup needs
+    no network once the wheels are built and a docs change shows in the next page read.
+    It registers with your real client, under your real HOME.
     """
-    wheelhouse = Path(session.create_tmp()) / "wheelhouse"
-    shutil.rmtree(wheelhouse, ignore_errors=True)
-    session.run("python", "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(wheelhouse), ".")
+    arguments = [argument for argument in session.posargs if argument != "--live"]
+    checkout = Path(__file__).resolve().parent
+    wheelhouse = checkout / "build" / "wheelhouse"
+    fresh = Path(session.create_tmp()).resolve() / "wheelhouse"
+    shutil.rmtree(fresh, ignore_errors=True)
+    session.run("python", "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(fresh), str(checkout))
+    _replace_wheels(wheelhouse, fresh)
     local = {"PIP_FIND_LINKS": str(wheelhouse), "PIP_NO_INDEX": "1"}
     session.install("kinetis-mcp-docs", env=local)
-    session.run("kinetis-docs", "setup", *session.posargs, env=local)
+    if "--live" not in session.posargs:
+        local["KINETIS_MCP_DOCS_PAGES"] = str(checkout / "docs")
+    session.run("kinetis-docs", "setup", *arguments, env=local)
+
+
+def _replace_wheels(wheelhouse: Path, fresh: Path) -> None:
+    """Make `wheelhouse` hold exactly the wheels in `fresh`, each replaced in one rename.
+
+    An update reading the wheelhouse meanwhile sees each wheel whole, old or new.
+    """
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    built = sorted(fresh.glob("*.whl"))
+    for wheel in built:
+        partial = wheelhouse / f".{wheel.name}.partial"
+        shutil.copy2(wheel, partial)
+        partial.replace(wheelhouse / wheel.name)
+    names = {wheel.name for wheel in built}
+    for stale in wheelhouse.glob("*.whl"):
+        if stale.name not in names:
+            stale.unlink()
 
 
 @nox.session

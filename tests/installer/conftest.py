@@ -1,4 +1,4 @@
-"""Fixtures shared by the installer tests: one wheelhouse per session."""
+"""Fixtures shared by the installer tests: one wheelhouse per session, a user's machine."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.installer.machine import Machine, machine_at
+from tests.support.origin import DocsOrigin
 from tests.support.wheelhouse import make_wheelhouse, wheelhouse_pip_env
 
 # The releases the installer and updater tests resolve between: setup picks the newest
@@ -30,3 +32,15 @@ def wheelhouse_env(wheelhouse: Path) -> dict[str, str]:
     `isolated_environ(wheelhouse)`), so the machine's own PIP_* settings are dropped.
     """
     return wheelhouse_pip_env(wheelhouse)
+
+
+@pytest.fixture
+def machine(
+    tmp_path: Path,
+    wheelhouse_env: dict[str, str],
+    docs_origin: DocsOrigin,
+    origin_env: dict[str, str],
+) -> Machine:
+    """A user's machine whose server reaches the local origin serving this repo's docs/."""
+    docs_origin.serve_docs()
+    return machine_at(tmp_path, wheelhouse_env, origin_env)

@@ -61,12 +61,13 @@ def snapshot(path: Path) -> Snapshot:
     return entries
 
 
-def assert_refused(path: Path, reason: str) -> None:
+def assert_refused(path: Path, *expected: str) -> None:
     before = snapshot(path)
     with pytest.raises(InstallerError) as refusal:
         inspect_directory(path)
     assert refusal.value.message.startswith(f"Refusing to install into {path}: ")
-    assert reason in refusal.value.message
+    for text in expected:
+        assert text in refusal.value.message
     assert "Nothing was changed there" in refusal.value.message
     assert snapshot(path) == before
 
@@ -141,12 +142,42 @@ def test_a_marker_that_is_a_dangling_symlink_is_refused(
     assert_refused(root, "is a symlink")
 
 
-def test_a_marker_that_is_a_directory_is_refused(
+def test_a_marker_that_is_a_directory_is_refused_pointing_at_the_install_it_may_hold(
     root: Path, home: Path, fs: FakeFilesystem
 ) -> None:
     fs.create_dir(root / ".kinetis-mcp-docs")
 
-    assert_refused(root, "is not a regular file")
+    assert_refused(
+        root,
+        "its .kinetis-mcp-docs is a directory, not the marker file this tool writes",
+        f"set KINETIS_MCP_DOCS_DIR to {root / '.kinetis-mcp-docs'} if that is the install",
+    )
+
+
+def test_the_home_directory_is_refused_saying_the_default_install_directory_is_in_it(
+    home: Path, root: Path, fs: FakeFilesystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", HOME)
+    fs.create_file(root / ".kinetis-mcp-docs", contents=MARKER)
+    fs.create_file(home / ".bashrc", contents=b"export PATH\n")
+
+    assert_refused(
+        home,
+        f"it is your home directory, which holds the default install directory, {root}",
+        f"unset KINETIS_MCP_DOCS_DIR to use the default, {root}, or set it to a new directory",
+    )
+
+
+def test_a_home_directory_without_an_install_is_refused_naming_what_it_holds(
+    home: Path, fs: FakeFilesystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", HOME)
+    for name in (".bashrc", ".cache", "Documents", "notes.txt"):
+        fs.create_file(home / name)
+
+    assert_refused(
+        home, "it is your home directory, which holds .bashrc, .cache, Documents and 1 more"
+    )
 
 
 def test_a_marker_with_other_content_is_refused(root: Path, home: Path, fs: FakeFilesystem) -> None:
@@ -203,7 +234,10 @@ def test_a_non_empty_directory_without_the_marker_is_refused(
     fs.create_symlink(root / "link", "/etc")
     os.chmod(root / "notes.txt", 0o600)  # noqa: PTH101 - the mode is part of the snapshot
 
-    assert_refused(root, "is not empty and has no .kinetis-mcp-docs marker")
+    assert_refused(
+        root,
+        "it is not empty (it holds link, notes.txt, project) and has no .kinetis-mcp-docs marker",
+    )
 
 
 def test_a_directory_holding_only_a_hidden_file_is_not_empty_and_is_refused(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -256,9 +257,10 @@ def test_a_build_past_its_deadline_raises_and_leaves_nothing(layout: InstallLayo
     assert list(layout.envs.iterdir()) == []
 
 
-def test_a_check_of_an_environment_whose_server_fails_shows_its_stderr(
-    layout: InstallLayout,
+def test_a_check_of_an_environment_whose_server_fails_names_the_file_holding_its_stderr(
+    layout: InstallLayout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", os.fspath(tmp_path))
     env = layout.envs / "broken"
     (env / "bin").mkdir(parents=True)
     python = env / "bin" / "python"
@@ -270,8 +272,12 @@ def test_a_check_of_an_environment_whose_server_fails_shows_its_stderr(
     with pytest.raises(InstallerError) as error:
         Candidate(layout, env, None).check(deadline=None)
 
-    assert error.value.message.startswith("The new environment's server failed its check")
-    assert "no module named httpx" in error.value.message
+    (kept,) = tmp_path.glob("kinetis-docs-server-*.log")
+    assert error.value.message == (
+        "The new environment's server failed its check: initialize got no response before "
+        f"exiting. The server's stderr is in {kept}."
+    )
+    assert kept.read_text() == "ModuleNotFoundError: no module named httpx\n"
 
 
 def test_a_check_of_a_working_environment_returns_its_servers_version(

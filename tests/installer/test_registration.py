@@ -288,3 +288,81 @@ def test_a_codex_remove_that_fails_stops_unregistering_with_what_codex_said(
         "Codex could not remove the existing registration (`codex mcp remove` exited with "
         "status 1: Error: config.toml is read-only)."
     )
+
+
+def test_codex_records_each_path_setting_absolute_and_leaves_urls_as_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", "/home/u")
+    environ = {
+        "SSL_CERT_FILE": "certs/ca.pem",
+        "SSL_CERT_DIR": f"certs{os.pathsep}/etc/ssl/certs",
+        "PIP_CERT": "~/mirror-ca.pem",
+        "PIP_CLIENT_CERT": "client.pem",
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_FIND_LINKS": "build/wheelhouse  https://wheels.internal/links file:///srv/wheels",
+        "PIP_INDEX_URL": "https://mirror.internal/simple",
+        "HTTPS_PROXY": "http://proxy:3128",
+    }
+
+    registered = CODEX.registered_environment(environ)
+
+    assert registered == {
+        "SSL_CERT_FILE": f"{tmp_path}/certs/ca.pem",
+        "SSL_CERT_DIR": f"{tmp_path}/certs{os.pathsep}/etc/ssl/certs",
+        "PIP_CERT": "/home/u/mirror-ca.pem",
+        "PIP_CLIENT_CERT": f"{tmp_path}/client.pem",
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_FIND_LINKS": (
+            f"{tmp_path}/build/wheelhouse https://wheels.internal/links file:///srv/wheels"
+        ),
+        "PIP_INDEX_URL": "https://mirror.internal/simple",
+        "HTTPS_PROXY": "http://proxy:3128",
+    }
+
+
+START = ["-I", "-m", "kinetis_mcp_docs.installer.start"]
+
+
+@pytest.mark.parametrize(
+    ("registration", "directory", "pages"),
+    [
+        (Registration("/opt/kd/current/bin/python", START), "/opt/kd", None),
+        (
+            Registration("/opt/kd/current/bin/python", [*START, "--docs-dir", "/src/docs"]),
+            "/opt/kd",
+            "/src/docs",
+        ),
+        # As Claude Code shows it: the arguments joined by spaces, split again.
+        (
+            Registration("/opt/kd/current/bin/python", [*START, "--docs-dir", "/my", "docs"]),
+            "/opt/kd",
+            "/my docs",
+        ),
+        (Registration("/opt/kd/envs/x/bin/python", START), None, None),
+        (Registration("/opt/kd/current/bin/python", ["-m", "kinetis_mcp_docs.server"]), None, None),
+        (Registration("docker", ["run", "-i", "kinetis/mcp-docs"]), None, None),
+        (Registration("current/bin/python", START), None, None),
+    ],
+)
+def test_a_registration_tells_which_install_directory_and_pages_it_runs_with(
+    registration: Registration, directory: str | None, pages: str | None
+) -> None:
+    found = registration.install_directory
+    assert (None if found is None else os.fspath(found)) == directory
+    if directory is not None:
+        assert registration.runs_from(Path(directory))
+        assert not registration.runs_from(Path("/opt/other"))
+        assert registration.pages == pages
+
+
+def test_a_registration_through_a_linked_path_runs_the_directory_the_link_names(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    registration = Registration(os.fspath(tmp_path / "link" / "current" / "bin" / "python"), START)
+
+    assert registration.runs_from(tmp_path / "real")
+    assert not registration.runs_from(tmp_path)

@@ -8,143 +8,27 @@ the documentation origin reached through HTTPS_PROXY and SSL_CERT_FILE.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
-import socket
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.clients import StubClient, install_stub
-from tests.support.origin import DocsOrigin
+from tests.installer.machine import (
+    MARKER,
+    START,
+    Machine,
+    assert_answers_four_messages,
+    closed_port,
+    environments,
+    machine_at,
+)
+from tests.support.clients import StubClient
 from tests.support.processes import PROC_AVAILABLE, wait_for
-from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
-
-KINETIS_DOCS = Path(sys.executable).with_name("kinetis-docs")
-MARKER = b"kinetis-mcp-docs install directory\n"
-START = ["-I", "-m", "kinetis_mcp_docs.installer.start"]
-SETUP_TIMEOUT = 180.0
-
-
-@dataclass
-class Machine:
-    """A user's machine in miniature: a home, an install directory, stubs, an environment."""
-
-    home: Path
-    install: Path
-    claude: StubClient
-    codex: StubClient
-    env: dict[str, str]
-
-    def setup(
-        self, *arguments: str, umask: int = -1, wrapper: Sequence[str] = ()
-    ) -> subprocess.CompletedProcess[str]:
-        """Run setup; `umask` is the shell's (-1: this process's), `wrapper` runs it."""
-        return subprocess.run(
-            [*wrapper, os.fspath(KINETIS_DOCS), "setup", *arguments],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=SETUP_TIMEOUT,
-            check=False,
-            cwd=self.home,
-            umask=umask,
-        )
-
-    def start_setup(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            [os.fspath(KINETIS_DOCS), "setup"],
-            env=self.env,
-            cwd=self.home,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def current(self) -> str:
-        return (self.install / "current").readlink().name
-
-    def registered_argv(self) -> list[str]:
-        return [os.fspath(self.install / "current" / "bin" / "python"), *START]
-
-
-def _machine(tmp_path: Path, wheelhouse_env: dict[str, str], origin_env: dict[str, str]) -> Machine:
-    home = tmp_path / "home"
-    home.mkdir()
-    bin_dir = tmp_path / "bin"
-    claude = install_stub("claude", bin_dir, tmp_path / "stub-state")
-    codex = install_stub("codex", bin_dir, tmp_path / "stub-state")
-    install = tmp_path / "install"
-    env = {
-        # Only what a login shell would have, so the test controls every variable that
-        # reaches pip, the server and the Codex registration.
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "HOME": os.fspath(home),
-        "LANG": "C.UTF-8",
-        "KINETIS_MCP_DOCS_DIR": os.fspath(install),
-        **wheelhouse_env,
-        **{
-            k: v
-            for k, v in origin_env.items()
-            if k in {"HTTPS_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR"}
-        },
-    }
-    return Machine(home, install, claude, codex, env)
-
-
-@pytest.fixture
-def machine(
-    tmp_path: Path,
-    wheelhouse_env: dict[str, str],
-    docs_origin: DocsOrigin,
-    origin_env: dict[str, str],
-) -> Machine:
-    docs_origin.serve_docs()
-    return _machine(tmp_path, wheelhouse_env, origin_env)
-
-
-def four_messages(argv: list[str], env: dict[str, str]) -> list[dict[str, Any]]:
-    """What a client would see: send the four messages, return every frame the server wrote."""
-    server = ServerProcess(argv, env)
-    try:
-        server.send(
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
-        )
-        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        server.send({"jsonrpc": "2.0", "id": 2, "method": "resources/list"})
-        server.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 3,
-                "method": "resources/read",
-                "params": {"uri": "kinetis://docs/index"},
-            }
-        )
-        frames = [server.receive() for _ in range(3)]
-        assert server.finish() == 0, server.stderr
-        return frames + server.remaining_frames()
-    finally:
-        server.kill()
-
-
-def assert_answers_four_messages(argv: list[str], env: dict[str, str]) -> str:
-    frames = four_messages(argv, env)
-    assert [frame.get("id") for frame in frames] == [1, 2, 3]
-    assert "serverInfo" in frames[0]["result"]
-    assert frames[1]["result"]["resources"]
-    assert frames[2]["result"]["contents"][0]["uri"] == "kinetis://docs/index"
-    version: str = frames[0]["result"]["serverInfo"]["version"]
-    return version
-
-
-def environments(install: Path) -> list[str]:
-    return sorted(path.name for path in (install / "envs").iterdir())
 
 
 def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run_reinstalls(
@@ -155,6 +39,7 @@ def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run
     assert first.returncode == 0, first.stderr
     argv = machine.registered_argv()
     assert machine.claude.calls() == [
+        ["mcp", "get", "kinetis-docs"],
         ["mcp", "remove", "kinetis-docs", "--scope", "user"],
         ["mcp", "add", "--scope", "user", "kinetis-docs", "--", *argv],
         ["mcp", "get", "kinetis-docs"],
@@ -185,6 +70,7 @@ def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run
 
     assert second.returncode == 0, second.stderr
     assert machine.claude.calls() == [
+        ["mcp", "get", "kinetis-docs"],
         ["mcp", "remove", "kinetis-docs", "--scope", "user"],
         ["mcp", "add", "--scope", "user", "kinetis-docs", "--", *argv],
         ["mcp", "get", "kinetis-docs"],
@@ -221,6 +107,7 @@ def test_setup_codex_registers_the_shells_proxy_certificate_and_pip_settings_wit
     }
     options = [f"--env={name}={value}" for name, value in sorted(passed.items())]
     assert machine.codex.calls() == [
+        ["mcp", "get", "kinetis-docs", "--json"],
         ["mcp", "remove", "kinetis-docs"],
         ["mcp", "add", *options, "kinetis-docs", "--", *argv],
         ["mcp", "get", "kinetis-docs", "--json"],
@@ -234,31 +121,28 @@ def test_setup_codex_registers_the_shells_proxy_certificate_and_pip_settings_wit
     assert assert_answers_four_messages(argv, entry["launch_env"]) == "1.0.1"
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 def test_a_failing_verification_registers_nothing_and_leaves_no_install_directory(
     tmp_path: Path, wheelhouse_env: dict[str, str]
 ) -> None:
-    machine = _machine(
-        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{_closed_port()}"}
+    machine = machine_at(
+        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
     )
 
     result = machine.setup()
 
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert (
+    (kept,) = (machine.home.parent / "tmp").iterdir()
+    assert result.stderr.splitlines()[-1] == (
         "kinetis-docs: Verification failed: resources/read of kinetis://docs/index was "
-        'answered with error -32603: Could not read "kinetis://docs/index".\n'
-        "The server's stderr:\n"
-    ) in result.stderr
-    # The server's own account of the failure follows.
-    assert "Connection refused" in result.stderr
+        'answered with error -32603: Could not read "kinetis://docs/index". Check that this '
+        "machine reaches raw.githubusercontent.com with the proxy and certificate settings the "
+        "client gives the server (HTTPS_PROXY, SSL_CERT_FILE), or serve the pages from a local "
+        "directory with KINETIS_MCP_DOCS_PAGES, and run setup again. The server's stderr is "
+        f"in {kept}. Nothing was left installed: {machine.install} was removed again."
+    )
+    # The server's own account of the failure is in that file.
+    assert "Connection refused" in kept.read_text()
     assert machine.claude.calls() == []
     assert not machine.install.exists()
 
@@ -266,7 +150,7 @@ def test_a_failing_verification_registers_nothing_and_leaves_no_install_director
 def test_setup_refuses_a_non_empty_directory_without_the_marker_and_leaves_it_untouched(
     tmp_path: Path, wheelhouse_env: dict[str, str]
 ) -> None:
-    machine = _machine(tmp_path, wheelhouse_env, {})
+    machine = machine_at(tmp_path, wheelhouse_env, {})
     machine.install.mkdir()
     (machine.install / "notes.txt").write_text("mine\n")
 
@@ -282,7 +166,7 @@ def test_setup_refuses_a_non_empty_directory_without_the_marker_and_leaves_it_un
 def test_setup_refuses_a_marker_that_is_a_symlink_even_to_the_right_content(
     tmp_path: Path, wheelhouse_env: dict[str, str]
 ) -> None:
-    machine = _machine(tmp_path, wheelhouse_env, {})
+    machine = machine_at(tmp_path, wheelhouse_env, {})
     machine.install.mkdir()
     real = tmp_path / "real-marker"
     real.write_bytes(MARKER)
@@ -299,9 +183,9 @@ def test_setup_refuses_a_marker_that_is_a_symlink_even_to_the_right_content(
 def test_setup_with_any_other_argument_is_a_usage_error_that_touches_nothing(
     tmp_path: Path, wheelhouse_env: dict[str, str]
 ) -> None:
-    machine = _machine(tmp_path, wheelhouse_env, {})
+    machine = machine_at(tmp_path, wheelhouse_env, {})
 
-    for arguments in (["claude"], ["codex", "extra"], ["--scope=user"]):
+    for arguments in (["claude"], ["codex", "extra"], ["--scope=user"], ["Codex"]):
         result = machine.setup(*arguments)
         assert result.returncode == 2, arguments
         assert "Usage:" in result.stderr
@@ -309,10 +193,25 @@ def test_setup_with_any_other_argument_is_a_usage_error_that_touches_nothing(
     assert machine.claude.calls() == machine.codex.calls() == []
 
 
+def test_setup_claude_is_told_the_choices_and_that_claude_code_is_the_default(
+    tmp_path: Path, wheelhouse_env: dict[str, str]
+) -> None:
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+
+    result = machine.setup("claude")
+
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        "Error: `kinetis-docs setup claude`: setup takes no argument for Claude Code, or "
+        "`codex` for Codex, and nothing else. Claude Code is the default: `kinetis-docs setup`."
+    )
+    assert not machine.install.exists()
+
+
 def test_setup_without_the_clients_cli_on_path_says_so_before_writing_anything(
     tmp_path: Path, wheelhouse_env: dict[str, str]
 ) -> None:
-    machine = _machine(tmp_path, wheelhouse_env, {})
+    machine = machine_at(tmp_path, wheelhouse_env, {})
     machine.codex.path.unlink()
     machine.env["PATH"] = (
         os.pathsep.join(
@@ -572,3 +471,92 @@ def test_a_sigkilled_setups_compile_never_leaves_a_stray_environment_behind_late
     assert not compiled.exists()
     kept = {machine.current(), (machine.install / "previous").readlink().name}
     assert set(environments(machine.install)) == kept
+
+
+def _register_by_hand(stub: StubClient, command: str, args: list[str]) -> None:
+    """A `kinetis-docs` registration made before this setup, as the stub keeps it."""
+    stub.state.write_text(
+        json.dumps({"kinetis-docs": {"command": command, "args": args, "env": {}}})
+    )
+
+
+def test_setup_says_so_when_the_registration_it_replaces_ran_another_install_directory(
+    machine: Machine, tmp_path: Path
+) -> None:
+    other = tmp_path / "other install"
+    _register_by_hand(machine.claude, os.fspath(other / "current" / "bin" / "python"), START)
+
+    first = machine.setup()
+
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[4] == (
+        f"Claude Code's kinetis-docs ran the install in another directory, {other}; replacing "
+        f"it. That directory stays: remove it with `KINETIS_MCP_DOCS_DIR='{other}' kinetis-docs "
+        "uninstall`"
+    )
+    assert machine.claude.registrations()["kinetis-docs"]["command"] == os.fspath(
+        machine.install / "current" / "bin" / "python"
+    )
+    # Replacing its own registration is no news.
+    second = machine.setup()
+    assert second.returncode == 0, second.stderr
+    assert not [line for line in second.stdout.splitlines() if "replacing" in line]
+
+
+def test_setup_says_so_when_the_registration_it_replaces_ran_another_command(
+    machine: Machine,
+) -> None:
+    _register_by_hand(machine.codex, "docker", ["run", "-i", "--rm", "kinetis/mcp-docs"])
+
+    result = machine.setup("codex")
+
+    assert result.returncode == 0, result.stderr
+    assert (
+        "Codex's kinetis-docs ran another command, `docker run -i --rm kinetis/mcp-docs`; "
+        "replacing it"
+    ) in result.stdout.splitlines()
+
+
+def test_setup_into_the_home_directory_says_the_default_install_directory_is_in_it(
+    tmp_path: Path, wheelhouse_env: dict[str, str]
+) -> None:
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+    default = machine.home / ".kinetis-mcp-docs"
+    default.mkdir()
+    (default / ".kinetis-mcp-docs").write_bytes(MARKER)
+    (machine.home / ".profile").write_text("export PATH\n")
+    machine.env["KINETIS_MCP_DOCS_DIR"] = os.fspath(machine.home)
+
+    result = machine.setup()
+
+    _assert_refused_in_one_line(
+        result,
+        f"Refusing to install into {machine.home}: it is your home directory, which holds the "
+        f"default install directory, {default}",
+        f"unset KINETIS_MCP_DOCS_DIR to use the default, {default}, or set it to a new directory",
+    )
+    assert "not a regular file" not in result.stderr
+    assert sorted(path.name for path in machine.home.iterdir()) == [".kinetis-mcp-docs", ".profile"]
+
+
+def test_a_failed_verification_over_an_install_says_the_new_environment_stays_current(
+    machine: Machine,
+) -> None:
+    assert machine.setup().returncode == 0
+    registered = machine.claude.registrations()
+    serving = machine.current()
+    machine.env["HTTPS_PROXY"] = f"http://127.0.0.1:{closed_port()}"
+
+    result = machine.setup()
+
+    assert result.returncode == 1
+    (kept,) = machine.temporary.iterdir()
+    line = result.stderr.splitlines()[-1]
+    assert line.startswith("kinetis-docs: Verification failed: resources/read of ")
+    assert line.endswith(
+        f"The server's stderr is in {kept}. The new environment stays current in "
+        f"{machine.install}, the one before it kept as previous; no registration was changed."
+    )
+    assert machine.current() != serving
+    assert (machine.install / "previous").readlink().name == serving
+    assert machine.claude.registrations() == registered

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.smoke import verify_server
+from kinetis_mcp_docs.installer.smoke import READ_FAILED, ServerCheckFailed, verify_server
 
 _PREAMBLE = """
 import json, sys
@@ -37,6 +38,15 @@ def fake_server(tmp_path: Path, body: str) -> list[str]:
 
 def verify(argv: list[str], timeout: float = 10.0) -> str:
     return verify_server(argv, dict(os.environ), timeout=timeout)
+
+
+@pytest.fixture(autouse=True)
+def temporary_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where a failure keeps the server's stderr: this test's own directory, not the system's."""
+    kept = tmp_path / "tmp"
+    kept.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", os.fspath(kept))
+    return kept
 
 
 def test_a_server_answering_the_three_requests_and_not_the_notification_passes(
@@ -77,7 +87,9 @@ def test_a_server_answering_the_notification_fails_the_verification(tmp_path: Pa
     )
 
 
-def test_a_page_read_error_names_the_step_and_shows_the_servers_stderr(tmp_path: Path) -> None:
+def test_a_page_read_error_is_one_line_naming_the_step_and_the_file_holding_the_stderr(
+    tmp_path: Path, temporary_directory: Path
+) -> None:
     argv = fake_server(
         tmp_path,
         """
@@ -93,15 +105,33 @@ def test_a_page_read_error_names_the_step_and_shows_the_servers_stderr(tmp_path:
         """,
     )
 
-    with pytest.raises(InstallerError) as error:
+    with pytest.raises(ServerCheckFailed) as error:
+        verify(argv)
+
+    (kept,) = temporary_directory.iterdir()
+    assert kept.name.startswith("kinetis-docs-server-")
+    assert kept.read_text() == "could not connect: proxy refused\n"
+    assert error.value.message == (
+        "Verification failed: resources/read of kinetis://docs/index was answered with error "
+        f'-32603: Could not read "kinetis://docs/index". The server\'s stderr is in {kept}.'
+    )
+    assert error.value.problem.code == READ_FAILED
+
+
+def test_a_server_silent_on_stderr_says_so_and_keeps_no_file(
+    tmp_path: Path, temporary_directory: Path
+) -> None:
+    argv = fake_server(tmp_path, "sys.exit(3)")
+
+    with pytest.raises(ServerCheckFailed) as error:
         verify(argv)
 
     assert error.value.message == (
-        "Verification failed: resources/read of kinetis://docs/index was answered with error "
-        '-32603: Could not read "kinetis://docs/index".\n'
-        "The server's stderr:\n"
-        "could not connect: proxy refused"
+        "Verification failed: initialize got no response before exiting. "
+        "The server wrote nothing to stderr."
     )
+    assert error.value.problem.code is None
+    assert list(temporary_directory.iterdir()) == []
 
 
 def test_anything_but_frames_on_stdout_fails_the_verification(tmp_path: Path) -> None:
@@ -120,7 +150,9 @@ def test_anything_but_frames_on_stdout_fails_the_verification(tmp_path: Path) ->
         verify(argv)
 
 
-def test_a_server_that_never_answers_fails_within_the_bound(tmp_path: Path) -> None:
+def test_a_server_that_never_answers_fails_within_the_bound(
+    tmp_path: Path, temporary_directory: Path
+) -> None:
     argv = fake_server(
         tmp_path,
         """
@@ -135,10 +167,12 @@ def test_a_server_that_never_answers_fails_within_the_bound(tmp_path: Path) -> N
         verify(argv, timeout=1.0)
 
     assert time.monotonic() - started < 10
-    assert error.value.message.startswith(
-        "Verification failed: initialize got no response in time."
+    (kept,) = temporary_directory.iterdir()
+    assert error.value.message == (
+        f"Verification failed: initialize got no response in time. "
+        f"The server's stderr is in {kept}."
     )
-    assert error.value.message.endswith("The server's stderr:\nstuck")
+    assert kept.read_text() == "stuck\n"
 
 
 def test_a_command_that_cannot_start_is_named(tmp_path: Path) -> None:

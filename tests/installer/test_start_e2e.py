@@ -1000,3 +1000,76 @@ def test_a_lock_that_cannot_be_taken_costs_one_line_and_the_installed_version_se
     (line,) = _our_lines(server)
     assert "update lock" in line
     assert not old_install.layout.last_update_check.exists()
+
+
+# --- the registered command's options and Ctrl-C ------------------------------------------------
+
+
+def test_a_due_update_hands_the_pages_directory_to_the_version_it_execs(
+    old_install: Install, wheelhouse_environ: dict[str, str], tmp_path: Path
+) -> None:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "index.md").write_text("# Local index\n")
+    old_install.set_last_check(None)
+
+    server = ServerProcess(old_install.layout.start_argv(pages), wheelhouse_environ)
+    try:
+        assert _initialize(server) == "1.0.1"
+        response = server.request("resources/read", {"uri": "kinetis://docs/index"}, timeout=WAIT)
+        _finish(server)
+    finally:
+        server.kill()
+    assert response["result"]["contents"][0]["text"] == "# Local index\n"
+
+
+def _interrupted(server: ServerProcess) -> None:
+    """Ctrl-C: the registered command ends with 130, saying nothing of Python's."""
+    server.process.send_signal(signal.SIGINT)
+    assert server.process.wait(timeout=WAIT) == 130
+    server.kill()
+    assert "Traceback" not in server.stderr
+    assert "KeyboardInterrupt" not in server.stderr
+    assert_only_frames(server.lines)
+
+
+def test_ctrl_c_on_the_registered_command_while_it_serves_ends_it_without_a_traceback(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    old_install.set_last_check(0)
+    server = spawns(old_install.layout, wheelhouse_environ)
+    assert _initialize(server) == "1.0.0"
+
+    _interrupted(server)
+
+
+def test_ctrl_c_on_the_registered_command_waiting_for_the_lock_ends_it_without_a_traceback(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    old_install.set_last_check(None)
+    with update_lock(old_install.layout.lock):
+        server = spawns(old_install.layout, wheelhouse_environ)
+        wait_for(_waits(old_install, server), "the spawn to wait on the lock", WAIT)
+
+        _interrupted(server)
+    assert old_install.envs() == [old_install.original.name]
+
+
+def test_ctrl_c_on_the_registered_command_while_pip_builds_stops_it_and_discards_the_build(
+    old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    building = index.hold(PROJECT_PAGE, occurrence=2)
+    server = spawns(layout, index_environ)
+    assert building.arrived.wait(timeout=WAIT)
+    assert len(old_install.envs()) == 2
+
+    _interrupted(server)
+
+    # pip was stopped with its whole group, and its half-built environment removed.
+    wait_for(lambda: not processes_mentioning(os.fspath(layout.root)), "pip to be gone", WAIT)
+    building.release.set()
+    assert old_install.envs() == [old_install.original.name]
+    assert current_environment(layout) == old_install.original
+    assert not layout.last_update_check.exists()

@@ -41,6 +41,9 @@ from kinetis_mcp_docs.installer.throttle import record_check
 
 # The offline check starts an interpreter and imports the server: seconds, not more.
 CHECK_TIMEOUT_SECONDS = 20.0
+# The bound on a build a user asked for (setup, `kinetis-docs update`): a first install
+# downloads a handful of wheels; past this something is wrong.
+MANUAL_DEADLINE_SECONDS = 600.0
 
 
 class Candidate:

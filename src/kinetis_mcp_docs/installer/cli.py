@@ -7,6 +7,7 @@ turned read-only mid-way, say) becomes one line too.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Any
@@ -29,31 +30,155 @@ class _Group(click.Group):
             ctx.exit(1)
 
 
+_CHOICES = "no argument for Claude Code, or `codex` for Codex"
+
+
+def _client_argument(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """The optional client argument of setup and uninstall: none (Claude Code) or `codex`."""
+    if value is None or value == "codex":
+        return value
+    default = (
+        f" Claude Code is the default: `{ctx.command_path}`."
+        if value.lower().startswith("claude")
+        else ""
+    )
+    raise click.UsageError(
+        f"`{ctx.command_path} {value}`: {ctx.info_name} takes {_CHOICES}, and nothing else."
+        f"{default}",
+        ctx,
+    )
+
+
+_CLIENT = click.argument("client", required=False, callback=_client_argument, metavar="[codex]")
+
+
 @click.group(cls=_Group)
 @click.version_option(package_name="kinetis-mcp-docs")
 def main() -> None:
-    """Read the current Kinetis documentation from Claude Code or Codex, over MCP."""
+    """Read the current Kinetis documentation from Claude Code or Codex, over MCP.
+
+    \b
+      kinetis-docs setup          install, and register with Claude Code
+      kinetis-docs setup codex    install, and register with Codex
+      kinetis-docs status         what is installed and registered; read a page
+      kinetis-docs update         update now rather than at the daily check
+      kinetis-docs uninstall      remove the registration, then the install
+
+    The install is a virtual environment of its own, which a client's start updates at
+    most once a day within kinetis-mcp-docs>=1.0,<2.
+
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Network: installing and updating need the package index (PyPI, or what
+      pip's own PIP_INDEX_URL or PIP_FIND_LINKS name); reading a page needs
+      raw.githubusercontent.com (HTTPS_PROXY and SSL_CERT_FILE are honoured),
+      unless KINETIS_MCP_DOCS_PAGES named a directory of pages at setup.
+    """
 
 
-@main.command()
-@click.argument("client", required=False, type=click.Choice(["codex"]))
+@main.command(short_help="Install, verify, and register with Claude Code or Codex.")
+@_CLIENT
 def setup(client: str | None) -> None:
-    """Install the server and register it with Claude Code, or with Codex (`setup codex`)."""
+    """Install the server and register it with Claude Code, or with Codex (`setup codex`).
+
+    Installs kinetis-mcp-docs>=1.0,<2 into a virtual environment of its own in the install
+    directory, which must be absent, empty or an earlier install (carrying its
+    .kinetis-mcp-docs marker); anything else is refused with nothing written. Then reads a
+    page through the exact command it registers, and registers that command as
+    kinetis-docs at user scope. Running it again reinstalls and replaces the registration.
+    For Codex, this shell's proxy, certificate and pip variables are recorded with the
+    registration, since Codex does not pass them on to the server.
+
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Pages: from raw.githubusercontent.com, or with KINETIS_MCP_DOCS_PAGES=DIR
+      from DIR/<page>.md (a checkout's docs/, say), read on every call.
+    Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
+      PIP_FIND_LINKS, ...), and raw.githubusercontent.com for the page it
+      reads, unless KINETIS_MCP_DOCS_PAGES is set.
+    """
     from kinetis_mcp_docs.installer.setup import run_setup  # noqa: PLC0415 - keep start lean
 
     result = run_setup(client, say=click.echo)
+    pages = f", pages from {result.pages}" if result.pages else ""
     click.echo(
         f"Registered {result.client.label} server kinetis-docs (kinetis-mcp-docs "
-        f"{result.version}, installed in {result.root}); check it with "
+        f"{result.version}, installed in {result.root}{pages}); check it with "
         f"`{result.client.check_hint()}` and start a new {result.client.label} session."
     )
+
+
+@main.command(short_help="Show the install and its registrations; read a page.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
+def status(*, as_json: bool) -> None:
+    """Show the install, its versions and update times, each client's registration, and
+    read one page through each registered command.
+
+    A page is read through the command each client runs, in the environment that client
+    gives it; like any client start, that start runs the daily update when it is due.
+    Exits 1 when something keeps a client from reading pages, naming the command that
+    fixes it; 0 otherwise.
+
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Network: what the server needs, raw.githubusercontent.com (or nothing,
+      with a registered pages directory); the package index if an update is due.
+    """
+    from kinetis_mcp_docs.installer.status import gather_status, render  # noqa: PLC0415
+
+    report = gather_status(os.environ)
+    if as_json:
+        click.echo(json.dumps(report.as_json(), indent=2))
+    else:
+        for line in render(report):
+            click.echo(line)
+    sys.exit(0 if report.ok else 1)
+
+
+@main.command(short_help="Update the install now, whatever the daily timestamp.")
+def update() -> None:
+    """Update the install now to the newest kinetis-mcp-docs>=1.0,<2.
+
+    The update a client's start makes at most once a day, now, whatever the timestamp:
+    under the same lock, one line per step, without the start-up deadline. New client
+    sessions start the new version.
+
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
+      PIP_FIND_LINKS, ...).
+    """
+    from kinetis_mcp_docs.installer.update import run_update  # noqa: PLC0415
+
+    if run_update(os.environ, say=click.echo) is not None:
+        click.echo("New client sessions start the new version.")
+
+
+@main.command(short_help="Remove a client's registration, then the install.")
+@_CLIENT
+def uninstall(client: str | None) -> None:
+    """Remove the registration from Claude Code, or from Codex (`uninstall codex`), then
+    the install directory.
+
+    The install directory is removed only when its .kinetis-mcp-docs marker proves it an
+    install of this tool and no other client is still registered to it, and then only what
+    setup wrote there. A directory that is not an install of this tool is refused with
+    nothing touched. Running it again is safe.
+
+    \b
+    Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
+    Network: none.
+    """
+    from kinetis_mcp_docs.installer.uninstall import run_uninstall  # noqa: PLC0415
+
+    run_uninstall(client, say=click.echo)
 
 
 _HTTP_ONLY = ("host", "port", "private", "workers", "rate_limit", "rate_limit_storage", "quiet")
 _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 
 
-@main.command()
+@main.command(short_help="Run the MCP server here: stdio, or HTTP with --http.")
 @click.option(
     "--docs-dir",
     type=click.Path(exists=True, file_okay=False),
@@ -163,9 +288,14 @@ def _http_environ(docs_dir: str | None, options: dict[str, Any]) -> dict[str, st
     return environ
 
 
-@main.command()
+@main.command(short_help="What a registered client runs: the daily update, then serve.")
 def start() -> None:
-    """What a client runs: the daily update check under the lock, then the server."""
+    """What a client runs: the daily update check under the lock, then the server.
+
+    Clients run it as DIR/current/bin/python -I -m kinetis_mcp_docs.installer.start, which
+    is the same; it serves stdio in the install directory DIR it runs from. A due update
+    needs the package index; a failed one serves the installed version.
+    """
     from kinetis_mcp_docs.installer.start import main as start_main  # noqa: PLC0415
 
     sys.exit(start_main())

@@ -7,9 +7,11 @@ own for per-user application data, gets a platformdirs location.
 
 Ownership is the marker's content, never its name: the directory must be absent, empty,
 or carry `.kinetis-mcp-docs` as a regular file holding exactly the one line setup writes.
-Anything else is refused by `inspect_directory`, which only ever reads (`lstat`, never
-following the marker), so a mistyped path — a home directory, a checkout — is left
-exactly as it was.
+`ownership` says which, or why the path is none of these, naming what it found (a home
+directory is told apart: it holds the default install directory, whose name is the
+marker's). It only ever reads (`lstat`, never following the marker), so a mistyped path —
+a home directory, a checkout — is left exactly as it was. Setup refuses such a path
+(`inspect_directory`), and so do `update` and `uninstall` (`owned_install`).
 
 Ownership is not enough to write there: `install_problem` also refuses an install
 directory (or its `envs`) that other users can write to — any of them could then change
@@ -32,7 +34,7 @@ import shlex
 import shutil
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,7 +78,7 @@ class Found(enum.Enum):
     OURS = "ours"
 
 
-def resolve_directory(environ: dict[str, str] | None = None) -> Path:
+def resolve_directory(environ: Mapping[str, str] | None = None) -> Path:
     """The install directory as an absolute path: the variable, else the default.
 
     An empty variable counts as unset, as `${VAR:-default}` would treat it. `~` is
@@ -86,7 +88,7 @@ def resolve_directory(environ: dict[str, str] | None = None) -> Path:
     source = os.environ if environ is None else environ
     configured = source.get(DIR_ENVIRONMENT_VARIABLE, "")
     if configured:
-        return Path(os.path.abspath(os.path.expanduser(configured)))  # noqa: PTH100, PTH111
+        return Path(absolute(configured))
     if sys.platform == "win32":  # pragma: no cover - the installer targets POSIX
         import platformdirs  # noqa: PLC0415 - only Windows needs it
 
@@ -94,8 +96,24 @@ def resolve_directory(environ: dict[str, str] | None = None) -> Path:
     return Path.home() / DEFAULT_DIRECTORY_NAME
 
 
-def inspect_directory(root: Path) -> Found:
-    """Whether setup may install into `root`; raises `InstallerError` when it may not.
+def absolute(path: str) -> str:
+    """`path` with `~` expanded, made absolute against this process's directory."""
+    return os.path.abspath(os.path.expanduser(path))  # noqa: PTH100, PTH111
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a path is not an install directory this installer may use, and the fix for it.
+
+    `fix` is None when the usual one applies: point the variable somewhere else.
+    """
+
+    reason: str
+    fix: str | None = None
+
+
+def ownership(root: Path) -> Found | Refusal:
+    """What is at `root`: absent, empty, ours (the marker) — or why it is none of these.
 
     Reads only: nothing under `root` is created, changed or followed (the marker is
     examined with `lstat`; a symlink is refused whatever it points at).
@@ -105,34 +123,102 @@ def inspect_directory(root: Path) -> Found:
     except FileNotFoundError:
         return Found.ABSENT
     except NotADirectoryError:
-        raise _refuse(root, "a part of that path is a file, not a directory") from None
+        return Refusal("a part of that path is a file, not a directory")
     except OSError as error:
-        raise _refuse(root, f"it cannot be examined ({error.strerror})") from None
+        return Refusal(f"it cannot be examined ({error.strerror})")
     try:
         # A symlink to a directory is accepted as that directory, as a user who points
         # the variable through a link would expect; a dangling one is refused.
         mode = root.stat().st_mode
     except OSError:
-        raise _refuse(root, "it is a symlink to nothing") from None
+        return Refusal("it is a symlink to nothing")
     if not stat.S_ISDIR(mode):
-        raise _refuse(root, "it exists and is not a directory")
+        return Refusal("it exists and is not a directory")
     try:
-        entries = [entry.name for entry in root.iterdir()]
+        entries = sorted(entry.name for entry in root.iterdir())
     except OSError as error:
-        raise _refuse(root, f"it cannot be read ({error.strerror})") from None
-    if entries and MARKER_NAME not in entries:
-        raise _refuse(
-            root,
-            f"it is not empty and has no {MARKER_NAME} marker, so it is not an install of "
-            "this tool",
+        return Refusal(f"it cannot be read ({error.strerror})")
+    if not entries:
+        return Found.EMPTY
+    if MARKER_NAME in entries:
+        refusal = _check_marker(root / MARKER_NAME)
+    else:
+        refusal = Refusal(
+            f"it is not empty (it holds {_some(entries)}) and has no {MARKER_NAME} marker, "
+            "so it is not an install of this tool"
         )
-    if entries:
-        _check_marker(root, root / MARKER_NAME)
+    if refusal is None:
+        return Found.OURS
+    # A home directory holds the default install directory, whose name is the marker's.
+    return _home_refusal(root, entries) if _is_home(root) else refusal
+
+
+def inspect_directory(root: Path) -> Found:
+    """Whether setup may install into `root`; raises `InstallerError` when it may not.
+
+    `ownership`, then — for a directory that exists — `install_problem`. Reads only.
+    """
+    found = ownership(root)
+    if isinstance(found, Refusal):
+        raise refused(root, found, "install into")
+    if found is Found.ABSENT:
+        return found
     problem = install_problem(InstallLayout(root))
     if problem is not None:
         reason, fix = problem
-        raise _refuse(root, reason, fix=f"{fix} and run setup again")
-    return Found.OURS if entries else Found.EMPTY
+        raise refused(root, Refusal(reason, f"{fix} and run setup again"), "install into")
+    return found
+
+
+def owned_install(root: Path, verb: str) -> InstallLayout | None:
+    """The install at `root`, None when nothing is installed there (absent or empty).
+
+    Raises `InstallerError` — "Refusing to `verb` ..." — for a path that is not ours.
+    """
+    found = ownership(root)
+    if isinstance(found, Refusal):
+        raise refused(root, found, verb)
+    return InstallLayout(root) if found is Found.OURS else None
+
+
+def refused(root: Path, refusal: Refusal, verb: str) -> InstallerError:
+    """The one-line refusal to `verb` ("install into", "update", "remove") the path `root`."""
+    fix = refusal.fix or (
+        f"set {DIR_ENVIRONMENT_VARIABLE} to an empty or new directory, or fix that path"
+        if verb == "install into"
+        else f"set {DIR_ENVIRONMENT_VARIABLE} to the install directory you mean"
+    )
+    return InstallerError(
+        f"Refusing to {verb} {root}: {refusal.reason}. Nothing was changed there; {fix}."
+    )
+
+
+def _is_home(root: Path) -> bool:
+    try:
+        return root.samefile(Path.home())
+    except (OSError, RuntimeError):  # no home directory to compare with
+        return False
+
+
+def _home_refusal(root: Path, entries: list[str]) -> Refusal:
+    """Your home given as the install directory: say where the default one is."""
+    default = root / DEFAULT_DIRECTORY_NAME
+    if DEFAULT_DIRECTORY_NAME in entries:
+        found = f"which holds the default install directory, {default}"
+    else:
+        found = f"which holds {_some(entries)}"
+    return Refusal(
+        f"it is your home directory, {found}; an install directory is a directory of its own",
+        f"unset {DIR_ENVIRONMENT_VARIABLE} to use the default, {default}, or set it to a new "
+        "directory",
+    )
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    """A few of `names` for a message: `a, b, c and 4 more`."""
+    listed = ", ".join(names[:shown])
+    more = len(names) - shown
+    return f"{listed} and {more} more" if more > 0 else listed
 
 
 def install_problem(layout: InstallLayout) -> tuple[str, str] | None:
@@ -184,15 +270,25 @@ def _writable(path: Path, mode: int) -> tuple[str, str]:
     )
 
 
-def _check_marker(root: Path, marker: Path) -> None:
+def _check_marker(marker: Path) -> Refusal | None:
+    """Why `marker` is not the marker this tool writes; None when it is."""
     try:
         info = marker.lstat()
     except OSError as error:
-        raise _refuse(root, f"its {MARKER_NAME} marker cannot be examined ({error})") from None
+        return Refusal(f"its {MARKER_NAME} marker cannot be examined ({error})")
     if stat.S_ISLNK(info.st_mode):
-        raise _refuse(root, f"its {MARKER_NAME} is a symlink, not the marker this tool writes")
+        return Refusal(f"its {MARKER_NAME} is a symlink, not the marker this tool writes")
+    if stat.S_ISDIR(info.st_mode):
+        # The marker's name is the default install directory's: this is likely a
+        # directory holding an install rather than one.
+        return Refusal(
+            f"its {MARKER_NAME} is a directory, not the marker file this tool writes (an "
+            "install directory inside it, perhaps)",
+            f"set {DIR_ENVIRONMENT_VARIABLE} to {marker} if that is the install you mean, or "
+            "to an empty or new directory",
+        )
     if not stat.S_ISREG(info.st_mode):
-        raise _refuse(root, f"its {MARKER_NAME} is not a regular file")
+        return Refusal(f"its {MARKER_NAME} is {describe(info.st_mode)}, not a regular file")
     try:
         with marker.open("rb") as file:
             # The file read must be the one examined: a swap for a symlink in between
@@ -200,18 +296,12 @@ def _check_marker(root: Path, marker: Path) -> None:
             opened = os.fstat(file.fileno())
             content = file.read(len(_MARKER_BYTES) + 1)
     except OSError as error:
-        raise _refuse(root, f"its {MARKER_NAME} marker cannot be read ({error})") from None
+        return Refusal(f"its {MARKER_NAME} marker cannot be read ({error})")
     if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
-        raise _refuse(root, f"its {MARKER_NAME} changed while it was being examined")
+        return Refusal(f"its {MARKER_NAME} changed while it was being examined")
     if content != _MARKER_BYTES:
-        raise _refuse(root, f"its {MARKER_NAME} does not hold the marker this tool writes")
-
-
-def _refuse(root: Path, reason: str, *, fix: str | None = None) -> InstallerError:
-    fix = fix or (f"set {DIR_ENVIRONMENT_VARIABLE} to an empty or new directory, or fix that path")
-    return InstallerError(
-        f"Refusing to install into {root}: {reason}. Nothing was changed there; {fix}."
-    )
+        return Refusal(f"its {MARKER_NAME} does not hold the marker this tool writes")
+    return None
 
 
 @dataclass(frozen=True)

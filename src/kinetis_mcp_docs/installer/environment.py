@@ -251,14 +251,25 @@ def prune(layout: InstallLayout) -> None:
         for env in (current_environment(layout), previous_environment(layout))
         if env is not None
     }
-    for name in _listing(layout.envs):
-        if name not in keep and _ENVIRONMENT_NAME.fullmatch(name):
-            discard(layout.envs / name)
+    discard_environments(layout, keep=keep)
     stale = (f"{layout.current.name}.tmp-", f"{layout.previous.name}.tmp-")
     for name in _listing(layout.root):
         entry = layout.root / name
         if name.startswith(stale) and entry.is_symlink():
             entry.unlink(missing_ok=True)  # removes the link itself, never its target
+
+
+def discard_environments(
+    layout: InstallLayout, *, keep: set[str] | frozenset[str] = frozenset()
+) -> None:
+    """`discard` every environment under `envs/` this installer built, but those in `keep`.
+
+    Only a real directory named as `new_name` names environments is a candidate; one a
+    byte-compile holds stays (see `discard`). Must run under the update lock.
+    """
+    for name in _listing(layout.envs):
+        if name not in keep and _ENVIRONMENT_NAME.fullmatch(name):
+            discard(layout.envs / name)
 
 
 def _listing(directory: Path) -> list[str]:

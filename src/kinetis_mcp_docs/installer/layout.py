@@ -25,6 +25,7 @@ from pathlib import Path
 from .names import (
     CURRENT_NAME,
     DIR_ENVIRONMENT_VARIABLE,
+    DOCS_DIR_OPTION,
     ENVS_NAME,
     LAST_CHECK_NAME,
     LOCK_NAME,
@@ -89,10 +90,12 @@ class InstallLayout:
         """The interpreter of one environment (a POSIX virtual environment)."""
         return environment / "bin" / "python"
 
-    def start_argv(self) -> list[str]:
+    def start_argv(self, pages: Path | None = None) -> list[str]:
         """The exact command registered with a client: absolute, no shell, no PATH lookup.
 
         `-I` keeps a user's PYTHONPATH, PYTHONHOME and user site-packages out of the
-        owned environment.
+        owned environment. With `pages` (absolute), the server reads its pages from that
+        directory (`--docs-dir`, last, which `start` hands on across an update's exec).
         """
-        return [os.fspath(self.python(self.current)), "-I", "-m", START_MODULE]
+        argv = [os.fspath(self.python(self.current)), "-I", "-m", START_MODULE]
+        return argv if pages is None else [*argv, DOCS_DIR_OPTION, os.fspath(pages)]

@@ -15,5 +15,7 @@ PREVIOUS_NAME = "previous"
 
 REQUIREMENT = "kinetis-mcp-docs>=1.0,<2"
 DIR_ENVIRONMENT_VARIABLE = "KINETIS_MCP_DOCS_DIR"
+PAGES_ENVIRONMENT_VARIABLE = "KINETIS_MCP_DOCS_PAGES"
+DOCS_DIR_OPTION = "--docs-dir"
 START_MODULE = "kinetis_mcp_docs.installer.start"
 SERVER_MODULE = "kinetis_mcp_docs.server"

@@ -17,6 +17,12 @@ The environment a client gives the server, which the verification must reproduce
   pass-through list exists only in `config.toml`, which setup must not edit. So setup
   records the values of `CODEX_PASSED_VARIABLES` that are set in its own environment;
   the cost is that they are a snapshot, and a changed proxy needs `setup codex` again.
+  Those holding paths (`PATH_VARIABLES`) are recorded absolute: Codex starts the server in
+  a directory of its own choosing, where a path relative to setup's would mean nothing.
+
+A registration this installer wrote runs `DIR/current/bin/python -I -m
+kinetis_mcp_docs.installer.start [--docs-dir PAGES]`; `Registration.install_directory` and
+`Registration.pages` read `DIR` and `PAGES` back from what a client reports.
 """
 
 from __future__ import annotations
@@ -27,10 +33,13 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kinetis_mcp_docs.installer.children import Captured, run_captured
+from kinetis_mcp_docs.installer.directory import absolute
 from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.names import CURRENT_NAME, DOCS_DIR_OPTION, START_MODULE
 
 SERVER_NAME = "kinetis-docs"
 # `claude mcp get` starts the server to report its status; a page is not read.
@@ -67,6 +76,10 @@ CODEX_PASSED_VARIABLES = (
     "PIP_CLIENT_CERT",
     "PIP_CONFIG_FILE",
 )
+# The recorded variables that hold a path (or, for the lists, paths and URLs), and what
+# separates the entries of a list: OpenSSL's path separator, and pip's whitespace.
+PATH_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "PIP_CLIENT_CERT", "PIP_CONFIG_FILE")
+PATH_LIST_VARIABLES = {"SSL_CERT_DIR": os.pathsep, "PIP_FIND_LINKS": None}
 
 
 @dataclass(frozen=True)
@@ -89,20 +102,60 @@ class Registration:
     def argv(self) -> list[str]:
         return [self.command, *self.args]
 
+    @property
+    def install_directory(self) -> Path | None:
+        """The install directory whose server this runs, if this installer wrote it."""
+        command = Path(self.command)
+        if self.args[:3] != ["-I", "-m", START_MODULE] or not command.is_absolute():
+            return None
+        if command.parts[-3:] != (CURRENT_NAME, "bin", "python"):
+            return None
+        return command.parents[2]
+
+    @property
+    def pages(self) -> str | None:
+        """The `--docs-dir` it serves pages from, None for the Kinetis repository.
+
+        The option is the last one written, so whatever follows it is the directory, even
+        when Claude Code shows the arguments joined by spaces.
+        """
+        if DOCS_DIR_OPTION not in self.args:
+            return None
+        return " ".join(self.args[self.args.index(DOCS_DIR_OPTION) + 1 :])
+
+    def runs_from(self, root: Path) -> bool:
+        """Whether this runs the server of the install directory `root`."""
+        registered = self.install_directory
+        return registered is not None and same_directory(registered, root)
+
+
+def same_directory(first: Path, second: Path) -> bool:
+    """Whether two absolute paths name one directory: as written, or once links resolve."""
+    return first == second or os.path.realpath(first) == os.path.realpath(second)
+
 
 class Client(abc.ABC):
     """One MCP client: its CLI, the environment it gives a server, its registration."""
 
     label: str
     executable: str
+    argument: str | None  # what names this client to `kinetis-docs setup`, if anything
 
     def check_hint(self) -> str:
         """The command a user runs to see the registration."""
         return f"{self.executable} mcp get {SERVER_NAME}"
 
+    def our_command(self, verb: str) -> str:
+        """`kinetis-docs VERB` for this client: `kinetis-docs setup codex`, say."""
+        return " ".join(["kinetis-docs", verb, *([self.argument] if self.argument else [])])
+
+    def cli_on_path(self) -> str | None:
+        """The absolute path of the client's CLI on PATH, or None."""
+        return shutil.which(self.executable)
+
     def find_cli(self) -> str:
         """The absolute path of the client's CLI on PATH, or `InstallerError`."""
-        found = shutil.which(self.executable)
+        found = self.cli_on_path()
         if found is None:
             raise InstallerError(
                 f"The {self.label} CLI `{self.executable}` is not on PATH. Install "
@@ -161,6 +214,7 @@ class ClaudeCode(Client):
 
     label = "Claude Code"
     executable = "claude"
+    argument = None
 
     def unregister(self, cli: str) -> bool:
         removed = _run(cli, ["mcp", "remove", SERVER_NAME, "--scope", "user"])
@@ -243,9 +297,20 @@ class Codex(Client):
 
     label = "Codex"
     executable = "codex"
+    argument = "codex"
 
     def registered_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
-        return {name: environ[name] for name in CODEX_PASSED_VARIABLES if name in environ}
+        passed = {name: environ[name] for name in CODEX_PASSED_VARIABLES if name in environ}
+        for name in PATH_VARIABLES:
+            if passed.get(name):
+                passed[name] = absolute(passed[name])
+        for name, separator in PATH_LIST_VARIABLES.items():
+            if passed.get(name):
+                entries = passed[name].split(separator)
+                passed[name] = (separator or " ").join(
+                    absolute(entry) if entry and "://" not in entry else entry for entry in entries
+                )
+        return passed
 
     def launch_environment(
         self, environ: Mapping[str, str], registered: Mapping[str, str]
@@ -291,6 +356,7 @@ class Codex(Client):
 
 CLAUDE = ClaudeCode()
 CODEX = Codex()
+CLIENTS = (CLAUDE, CODEX)
 
 
 def client_named(name: str | None) -> Client:

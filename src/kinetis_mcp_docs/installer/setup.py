@@ -6,30 +6,42 @@ the directory is proven ours (and safe: `directory.install_problem`). The instal
 the same build-check-switch path as the daily update (`candidate.py`), under the same
 lock, and writes the timestamp only when it succeeded — so the verification spawn, inside
 the update window, neither takes the lock nor checks for an update.
+
+`KINETIS_MCP_DOCS_PAGES=DIR` makes the registered command serve its pages from `DIR`
+(`--docs-dir`, absolute), and the verification reads its page from there: setup then needs
+no network beyond the package index. A failure after the directory was claimed is one line
+saying what failed, what to try, where the server's stderr is, and what was left installed.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from kinetis_mcp_docs.installer import directory, environment, registration
-from kinetis_mcp_docs.installer.candidate import Candidate, candidate
+from kinetis_mcp_docs.installer.candidate import MANUAL_DEADLINE_SECONDS, Candidate, candidate
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.files import write_atomic
-from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
+from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.lock import update_lock
-from kinetis_mcp_docs.installer.smoke import verify_server
+from kinetis_mcp_docs.installer.names import PAGES_ENVIRONMENT_VARIABLE
+from kinetis_mcp_docs.installer.smoke import (
+    READ_FAILED,
+    ServerCheckFailed,
+    read_hint,
+    verify_server,
+)
 
-# A first install downloads a handful of wheels; past this something is wrong.
-INSTALL_DEADLINE_SECONDS = 600.0
 # Byte-compiling a fresh environment takes a second or two; past this, leave the rest to
 # first imports rather than keep the user waiting.
 COMPILE_TIMEOUT_SECONDS = 60.0
+# The page the verification reads, in a pages directory.
+INDEX_PAGE = "index.md"
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,7 @@ class SetupResult:
     root: Path
     version: str
     argv: list[str]
+    pages: Path | None
 
 
 def run_setup(
@@ -58,33 +71,112 @@ def run_setup(
     say(f"Checking prerequisites: the {client.label} CLI and Python's venv support")
     cli = client.find_cli()
     check_python()
+    pages = pages_directory(environ)
 
     root = directory.resolve_directory(environ)
     found = directory.inspect_directory(root)
     layout = InstallLayout(root)
+    argv = layout.start_argv(pages)
+    registered_env = client.registered_environment(environ)
     say(f"Installing {REQUIREMENT} into {root}")
     claim = directory.claim_directory(root, found)
     new: Candidate | None = None
     try:
-        deadline = time.monotonic() + INSTALL_DEADLINE_SECONDS
+        deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
         installed, new = install(layout, deadline=deadline, say=say)
-        say(f"Installed version {installed}; verifying it through the command to register")
-        argv = layout.start_argv()
-        registered_env = client.registered_environment(environ)
+        read = f"a page from {pages}" if pages else "a page from the Kinetis repository"
+        say(f"Installed version {installed}; verifying it through the command to register ({read})")
         version = verify_server(argv, client.launch_environment(environ, registered_env))
-    except BaseException:
+    except BaseException as error:
         if new is not None:
             new.stop()
         # A failed first install leaves exactly what was found (see directory.py).
         if claim.first_install:
             directory.roll_back(claim)
+        if isinstance(error, InstallerError):
+            left = _left_installed(claim, new)
+            message = f"{_what_failed(error, pages)} {left}"
+            raise InstallerError(message, error.exit_code) from error
         raise
     try:
         say(f"Registering {registration.SERVER_NAME} with {client.label}")
+        notice = replacement_notice(client, client.registration(cli), root)
+        if notice is not None:
+            say(notice)
         client.register(cli, argv, registered_env)
     finally:
         new.finish(timeout=COMPILE_TIMEOUT_SECONDS)
-    return SetupResult(client, root, version, argv)
+    return SetupResult(client, root, version, argv, pages)
+
+
+def pages_directory(environ: Mapping[str, str]) -> Path | None:
+    """`KINETIS_MCP_DOCS_PAGES` as an absolute directory holding the index page, or None.
+
+    Unset or empty is None: pages come from the Kinetis repository. Anything else that is
+    not a directory with an `index.md` is refused, before anything is written.
+    """
+    configured = environ.get(PAGES_ENVIRONMENT_VARIABLE, "")
+    if not configured:
+        return None
+    pages = Path(directory.absolute(configured))
+    setting = f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(configured)}"
+    fix = (
+        "point it at a directory of the documentation's pages (a checkout's docs/), or unset "
+        "it to read them from the Kinetis repository. Nothing was written"
+    )
+    if not pages.is_dir():
+        found = "does not exist" if not os.path.lexists(pages) else "is not a directory"
+        raise InstallerError(f"{setting}: {pages} {found}; {fix}.")
+    if not (pages / INDEX_PAGE).is_file():
+        raise InstallerError(
+            f"{setting}: {pages} has no {INDEX_PAGE}, the page setup's verification reads; {fix}."
+        )
+    return pages
+
+
+def replacement_notice(
+    client: registration.Client, existing: registration.Registration | None, root: Path
+) -> str | None:
+    """What a user should know about the registration setup is about to replace, if anything."""
+    if existing is None or existing.runs_from(root):
+        return None
+    other = existing.install_directory
+    if other is None:
+        shown = shlex.join(existing.argv)
+        return (
+            f"{client.label}'s {registration.SERVER_NAME} ran another command, `{shown}`; "
+            "replacing it"
+        )
+    uninstall = client.our_command("uninstall")
+    return (
+        f"{client.label}'s {registration.SERVER_NAME} ran the install in another directory, "
+        f"{other}; replacing it. That directory stays: remove it with "
+        f"`{DIR_ENVIRONMENT_VARIABLE}={shlex.quote(os.fspath(other))} {uninstall}`"
+    )
+
+
+def _what_failed(error: InstallerError, pages: Path | None) -> str:
+    """The failure, with what to try when the server could not read its page."""
+    if not isinstance(error, ServerCheckFailed):
+        return error.message
+    hint = ""
+    if error.problem.code == READ_FAILED:
+        hint = f" {read_hint(pages)}, and run setup again."
+    return f"{error.failure}: {error.problem.text}.{hint} {error.where_stderr()}"
+
+
+def _left_installed(claim: directory.Claim, new: Candidate | None) -> str:
+    """What a failed setup left in the install directory, in one sentence."""
+    if claim.first_install:
+        if claim.created is not None:
+            return f"Nothing was left installed: {claim.created} was removed again."
+        return f"Nothing was left installed: {claim.root} is empty again."
+    if new is not None:
+        return (
+            f"The new environment stays current in {claim.root}, the one before it kept as "
+            "previous; no registration was changed."
+        )
+    return f"The install in {claim.root} is as it was, and no registration was changed."
 
 
 def check_python() -> None:

@@ -14,13 +14,20 @@ Either passes only when every request got one answer carrying its result member
 not a JSON-RPC frame, such as a release that prints at import — and the server exited 0
 once its input ended. An update that switched in a server writing garbage to stdout would
 break every client start, so the check before a switch is as strict as setup's.
+
+A failure is `ServerCheckFailed`: one line naming the first problem, with whatever the
+server wrote to stderr kept in a file of its own (`kinetis-docs-server-*.log` in the
+temporary directory) that the line names — a traceback does not fit in one line, and
+setup may just have removed the install directory it ran from.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kinetis_mcp_docs.installer.errors import InstallerError
@@ -31,6 +38,59 @@ INDEX_URI = "kinetis://docs/index"
 # A page read may take the fetch's own 30-second deadline; the start-up and the other
 # answers take well under a second on a working install.
 SMOKE_TIMEOUT_SECONDS = 45.0
+# The JSON-RPC code of a page that could not be read (the origin, or a pages directory).
+READ_FAILED = -32603
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The first thing wrong with an exchange; `code` when a request drew an error."""
+
+    text: str
+    code: int | None = None
+
+
+class ServerCheckFailed(InstallerError):
+    """A server that did not behave as a client needs: the problem, and its stderr's file."""
+
+    def __init__(self, failure: str, problem: Problem, stderr: str) -> None:
+        self.failure = failure
+        self.problem = problem
+        self.stderr_file = keep_stderr(stderr)
+        self.last_stderr_line = (stderr.strip().splitlines() or [""])[-1]
+        super().__init__(f"{failure}: {problem.text}. {self.where_stderr()}")
+
+    def where_stderr(self) -> str:
+        """Where to read what the server said: one sentence."""
+        if self.stderr_file is not None:
+            return f"The server's stderr is in {self.stderr_file}."
+        if self.last_stderr_line:
+            return f"The server's last line on stderr: {self.last_stderr_line}"
+        return "The server wrote nothing to stderr."
+
+
+def read_hint(pages: str | os.PathLike[str] | None) -> str:
+    """What to check when the server could not read a page: its pages, or the origin."""
+    if pages is not None:
+        return f"Check that {Path(pages, 'index.md')} is a readable UTF-8 file"
+    return (
+        "Check that this machine reaches raw.githubusercontent.com with the proxy and "
+        "certificate settings the client gives the server (HTTPS_PROXY, SSL_CERT_FILE), or "
+        "serve the pages from a local directory with KINETIS_MCP_DOCS_PAGES"
+    )
+
+
+def keep_stderr(text: str) -> Path | None:
+    """`text` in a new private file in the temporary directory; None if empty or unwritable."""
+    if not text.strip():
+        return None
+    try:
+        fd, name = tempfile.mkstemp(prefix="kinetis-docs-server-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text if text.endswith("\n") else text + "\n")
+    except OSError:
+        return None
+    return Path(name)
 
 
 @dataclass(frozen=True)
@@ -108,49 +168,61 @@ def run_exchange(
 ) -> str:
     """Send `steps`, hold the answers to this module's rules, return `serverInfo.version`.
 
-    On any problem, raises `InstallerError` starting with `failure`, naming the first
-    problem and showing the server's stderr.
+    On any problem, raises `ServerCheckFailed` starting with `failure`, naming the first
+    problem and the file holding the server's stderr.
     """
     messages = [step.message for step in steps]
     transcript = exchange(argv, messages, env=env, timeout=timeout, cwd=cwd)
     problem = first_problem(transcript, steps)
     if problem is not None:
-        stderr = transcript.stderr.rstrip()
-        shown = f"\nThe server's stderr:\n{stderr}" if stderr else "\nIt wrote nothing to stderr."
-        raise InstallerError(f"{failure}: {problem}.{shown}")
+        raise ServerCheckFailed(failure, problem, transcript.stderr)
     initialize = transcript.response(_INITIALIZE.request_id) or {}
     return str(initialize["result"]["serverInfo"]["version"])
 
 
-def first_problem(transcript: Transcript, steps: Sequence[Step]) -> str | None:
+def first_problem(transcript: Transcript, steps: Sequence[Step]) -> Problem | None:
     """The first thing wrong with the exchange, named by its step; None when it passed."""
     if transcript.start_error:
-        return f"the command could not start: {transcript.start_error}"
+        return Problem(f"the command could not start: {transcript.start_error}")
     answered = [step for step in steps if step.member is not None]
     for step in answered:
         frame = transcript.response(step.request_id)
         if frame is None:
             why = "in time" if transcript.timed_out else "before exiting"
-            return f"{step.label} got no response {why}"
+            return Problem(f"{step.label} got no response {why}")
         if "error" in frame:
             error = frame["error"] if isinstance(frame["error"], dict) else {}
             message = str(error.get("message", "")).rstrip(".")
-            return f"{step.label} was answered with error {error.get('code')}: {message}"
+            code = error.get("code")
+            return Problem(
+                f"{step.label} was answered with error {code}: {message}",
+                code if isinstance(code, int) else None,
+            )
         result = frame.get("result")
         if not isinstance(result, dict) or not result.get(step.member):
-            return f"{step.label} was answered without {step.member}"
+            return Problem(f"{step.label} was answered without {step.member}")
+    return _misbehaviour(transcript, steps, len(answered))
+
+
+def _misbehaviour(transcript: Transcript, steps: Sequence[Step], answered: int) -> Problem | None:
+    """What went wrong besides the answers themselves: stdout, frame count, exit."""
     if _version(transcript) is None:
-        return "initialize was answered without serverInfo.version"
+        return Problem("initialize was answered without serverInfo.version")
     if transcript.garbage:
-        return f"the server wrote something other than a JSON-RPC frame: {transcript.garbage[0]!r}"
-    if len(transcript.frames) != len(answered):
+        garbage = transcript.garbage[0]
+        return Problem(f"the server wrote something other than a JSON-RPC frame: {garbage!r}")
+    if len(transcript.frames) != answered:
         silent = [step.label for step in steps if step.member is None]
         extra = f"; {', '.join(silent)} must draw none" if silent else ""
-        return f"expected exactly {len(answered)} responses but got {len(transcript.frames)}{extra}"
+        return Problem(
+            f"expected exactly {answered} responses but got {len(transcript.frames)}{extra}"
+        )
     if transcript.timed_out:
-        return "the server did not exit after its input ended"
+        return Problem("the server did not exit after its input ended")
     if transcript.returncode != 0:
-        return f"the server exited with status {transcript.returncode} after its input ended"
+        return Problem(
+            f"the server exited with status {transcript.returncode} after its input ended"
+        )
     return None
 
 

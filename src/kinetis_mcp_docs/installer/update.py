@@ -7,7 +7,7 @@ built and the time is recorded. Otherwise a new environment is built beside the 
 one from those exact pins (`--no-deps`, so pip does not resolve a second time), checked
 offline and switched to (`candidate.py`).
 
-Two entries, one body (`update`):
+Two entries, one body (`update`), and the command over the second:
 
 - `update_if_due`, what a client spawn runs once its throttle said an update is due: it
   takes the lock (waiting while another process holds it), and updates only if it did not
@@ -15,7 +15,9 @@ Two entries, one body (`update`):
   no retries and a short socket timeout (`FAIL_FAST`), so an unreachable index costs a
   spawn well under a second and an index that never answers less than two; nothing is
   recorded, so the next spawn tries again.
-- `update_now`, the same update whatever the timestamp, under the same lock.
+- `update_now`, the same update whatever the timestamp, under the same lock; and
+  `run_update`, the `kinetis-docs update` command over it, which first proves the install
+  directory ours and bounds the update as setup bounds an install, not as a spawn does.
 
 The whole update runs against one deadline. Past it pip is killed, the partial environment
 removed, and the installed environment left as it was. This module is imported only when an
@@ -33,8 +35,8 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.candidate import candidate
-from kinetis_mcp_docs.installer.directory import check_install
+from kinetis_mcp_docs.installer.candidate import MANUAL_DEADLINE_SECONDS, candidate
+from kinetis_mcp_docs.installer.directory import check_install, owned_install, resolve_directory
 from kinetis_mcp_docs.installer.environment import (
     DISTRIBUTION,
     canonical_name,
@@ -119,6 +121,25 @@ def update_now(
         layout.lock, on_wait=lambda: say(f"Waiting for another update of {layout.root}")
     ):
         return update(layout, deadline=deadline, fail_fast=fail_fast, say=say)
+
+
+def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Path | None:
+    """`kinetis-docs update`: `update_now` on the install directory, one line per step.
+
+    Without fail-fast pip options, and bounded as setup is rather than by the spawn's
+    deadline. Returns the new environment, None when already up to date; raises
+    `InstallerError` when nothing is installed, the directory is not ours, or it fails.
+    """
+    root = resolve_directory(environ)
+    layout = owned_install(root, "update")
+    if layout is None:
+        raise InstallerError(
+            f"Nothing is installed in {root}; install it with `kinetis-docs setup` (or "
+            "`kinetis-docs setup codex`)."
+        )
+    say(f"Updating the install in {root}")
+    deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
+    return update_now(layout, deadline=deadline, say=say)
 
 
 def update(

@@ -1,0 +1,338 @@
+"""`kinetis-docs status [--json]`: is it installed, current, registered, and are pages readable?
+
+What it reports: the install directory and what its marker says, the versions `current`
+and `previous` hold, the last update check and when the next is due, the registration each
+client's CLI reports, and — for each registration that runs this install — one real page
+read through the registered command, in the environment that client gives the server.
+Claude Code's "Connected" only means the server answered `initialize`; the page read is
+what shows that pages arrive (through the proxy, with the CA bundle, from the pages
+directory).
+
+It changes nothing itself. Starting the registered command is what a client start does,
+though, so when the daily update is due that start runs it (bounded as any start is), and
+`claude mcp get` starts it too. The install directory is read after the clients, so it
+shows what the next client start will find.
+
+Broken is whatever keeps a client from reading pages: nothing installed, a directory that is
+not ours or not safe, no environment, no client registered to run this install, a client
+that reports the server failing, a page read that fails. Each is a `Problem` carrying the
+command that fixes it, and any makes the exit status 1.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kinetis_mcp_docs.installer import directory
+from kinetis_mcp_docs.installer.environment import (
+    current_environment,
+    environment_version,
+    previous_environment,
+)
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
+from kinetis_mcp_docs.installer.registration import CLIENTS, SERVER_NAME, Client, Registration
+from kinetis_mcp_docs.installer.smoke import (
+    INDEX_URI,
+    READ_FAILED,
+    ServerCheckFailed,
+    read_hint,
+    verify_server,
+)
+from kinetis_mcp_docs.installer.throttle import WINDOW_SECONDS, is_due, read_last_check
+
+_SETUP_EITHER = "`kinetis-docs setup` (Claude Code) or `kinetis-docs setup codex` (Codex)"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that keeps a client from reading pages, and the command that fixes it."""
+
+    problem: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """One page read through a registered command."""
+
+    ok: bool
+    detail: str
+    stderr_file: str | None = None
+
+
+@dataclass(frozen=True)
+class ClientStatus:
+    """What one client's CLI reports, and whether its registration reads pages."""
+
+    client: str
+    cli: str | None
+    registered: bool = False
+    command: list[str] | None = None
+    # Names only: a recorded value may carry credentials (a mirror URL, say).
+    recorded_variables: list[str] = field(default_factory=list)
+    install_directory: str | None = None
+    runs_this_install: bool = False
+    pages: str | None = None
+    reported_status: str | None = None
+    page_read: PageRead | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class EnvironmentStatus:
+    """One environment of the install: where, and the version it holds."""
+
+    path: str
+    version: str | None
+
+
+@dataclass(frozen=True)
+class InstallStatus:
+    """The install directory: what is there, and its update state (times in UTC)."""
+
+    path: str
+    chosen_by: str
+    state: str  # installed, absent, empty or not-ours
+    detail: str
+    current: EnvironmentStatus | None = None
+    previous: EnvironmentStatus | None = None
+    last_update_check: str | None = None
+    # None: due, so the next client start checks.
+    next_update_check: str | None = None
+
+
+@dataclass(frozen=True)
+class Status:
+    """Everything `kinetis-docs status` reports."""
+
+    install: InstallStatus
+    clients: list[ClientStatus]
+    problems: list[Problem]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, **asdict(self)}
+
+
+def gather_status(environ: Mapping[str, str]) -> Status:
+    """Examine the install directory and both clients; see the module's docstring."""
+    root = directory.resolve_directory(environ)
+    problems: list[Problem] = []
+    clients = [_client_status(client, root, environ, problems) for client in CLIENTS]
+    install = _install_status(root, environ, clients, problems)
+    return Status(install, clients, problems)
+
+
+def _client_status(
+    client: Client, root: Path, environ: Mapping[str, str], problems: list[Problem]
+) -> ClientStatus:
+    cli = client.cli_on_path()
+    if cli is None:
+        return ClientStatus(client.label, None)
+    try:
+        registration = client.registration(cli)
+    except InstallerError as error:
+        problems.append(
+            Problem(error.message, f"check that `{client.check_hint()}` works in this shell")
+        )
+        return ClientStatus(client.label, cli, error=error.message)
+    if registration is None:
+        return ClientStatus(client.label, cli)
+    runs_here = registration.runs_from(root)
+    other = registration.install_directory
+    read = _read_page(client, registration, environ, problems) if runs_here else None
+    status = registration.status
+    if runs_here and status is not None and ("Connected" not in status or "Failed" in status):
+        problems.append(
+            Problem(
+                f"{client.label} reports {SERVER_NAME} as {status!r}, not Connected",
+                f"`{client.check_hint()}` says why; `{client.our_command('setup')}` "
+                "reinstalls and registers it again",
+            )
+        )
+    return ClientStatus(
+        client.label,
+        cli,
+        registered=True,
+        command=_argv(registration),
+        recorded_variables=sorted(registration.env),
+        install_directory=None if other is None else os.fspath(other),
+        runs_this_install=runs_here,
+        pages=registration.pages,
+        reported_status=status,
+        page_read=read,
+    )
+
+
+def _argv(registration: Registration) -> list[str]:
+    """The registered command; rebuilt exactly for one this installer wrote.
+
+    Claude Code shows the arguments joined by spaces, so a pages directory whose path
+    holds a space comes back split; the layout writes it whole again.
+    """
+    root = registration.install_directory
+    if root is None:
+        return registration.argv
+    pages = registration.pages
+    return InstallLayout(root).start_argv(Path(pages) if pages else None)
+
+
+def _read_page(
+    client: Client,
+    registration: Registration,
+    environ: Mapping[str, str],
+    problems: list[Problem],
+) -> PageRead:
+    """Setup's four messages through the registered command, as `client` starts it."""
+    env = client.launch_environment(environ, registration.env)
+    try:
+        version = verify_server(_argv(registration), env)
+    except ServerCheckFailed as failure:
+        detail = f"{failure.problem.text}. {failure.where_stderr()}"
+        setup = client.our_command("setup")
+        if failure.problem.code == READ_FAILED:
+            fix = f"{read_hint(registration.pages)}, then run `{setup}`"
+        else:
+            fix = f"`{setup}` reinstalls and registers it again"
+        problems.append(
+            Problem(f"{client.label} cannot read pages through its {SERVER_NAME}: {detail}", fix)
+        )
+        file = None if failure.stderr_file is None else os.fspath(failure.stderr_file)
+        return PageRead(ok=False, detail=detail, stderr_file=file)
+    return PageRead(ok=True, detail=f"kinetis-mcp-docs {version} served {INDEX_URI}")
+
+
+def _install_status(
+    root: Path, environ: Mapping[str, str], clients: list[ClientStatus], problems: list[Problem]
+) -> InstallStatus:
+    chosen_by = DIR_ENVIRONMENT_VARIABLE if environ.get(DIR_ENVIRONMENT_VARIABLE) else "default"
+    found = directory.ownership(root)
+    if isinstance(found, directory.Refusal):
+        fix = found.fix or f"set {DIR_ENVIRONMENT_VARIABLE} to the install directory you mean"
+        problems.append(Problem(f"{root} is not an install of this tool: {found.reason}", fix))
+        return InstallStatus(os.fspath(root), chosen_by, "not-ours", found.reason)
+    if found is not directory.Found.OURS:
+        problems.append(Problem(f"Nothing is installed in {root}", _install_fix(clients)))
+        detail = "it does not exist" if found is directory.Found.ABSENT else "it is empty"
+        return InstallStatus(os.fspath(root), chosen_by, found.value, detail)
+    layout = InstallLayout(root)
+    unsafe = directory.install_problem(layout)
+    if unsafe is not None:
+        reason, fix = unsafe
+        problems.append(Problem(reason, fix))
+    current = current_environment(layout)
+    if current is None:
+        problems.append(
+            Problem(f"{layout.current} points at no environment", _SETUP_EITHER + " again")
+        )
+    if not any(client.runs_this_install for client in clients):
+        problems.append(Problem(f"No client is registered to run {root}", _SETUP_EITHER))
+    last = read_last_check(layout.last_update_check)
+    due = last is None or is_due(last, time.time())
+    return InstallStatus(
+        os.fspath(root),
+        chosen_by,
+        "installed",
+        f"its {MARKER_NAME} marker proves it an install of this tool",
+        current=_environment(current),
+        previous=_environment(previous_environment(layout)),
+        last_update_check=None if last is None else _utc(last),
+        next_update_check=None if due or last is None else _utc(last + WINDOW_SECONDS),
+    )
+
+
+def _install_fix(clients: list[ClientStatus]) -> str:
+    """How to install here — or to look at the install a client does run."""
+    for client in clients:
+        if client.install_directory is not None and not client.runs_this_install:
+            other = shlex.quote(client.install_directory)
+            return (
+                f"{client.client} runs the install in {client.install_directory}: "
+                f"`{DIR_ENVIRONMENT_VARIABLE}={other} kinetis-docs status` shows it; or install "
+                f"here with {_SETUP_EITHER}"
+            )
+    return _SETUP_EITHER
+
+
+def _environment(env: Path | None) -> EnvironmentStatus | None:
+    return None if env is None else EnvironmentStatus(os.fspath(env), environment_version(env))
+
+
+def _utc(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+
+
+def render(status: Status) -> list[str]:
+    """The report as lines of text for a terminal."""
+    install = status.install
+    chosen = (
+        f"from {DIR_ENVIRONMENT_VARIABLE}"
+        if install.chosen_by == DIR_ENVIRONMENT_VARIABLE
+        else f"the default; {DIR_ENVIRONMENT_VARIABLE} chooses another"
+    )
+    lines = [f"Install directory: {install.path} ({chosen})"]
+    lines.append(f"  State: {install.state}: {install.detail}")
+    if install.state == "installed":
+        lines.append(f"  Current: {_shown(install.current)}")
+        lines.append(f"  Previous: {_shown(install.previous)}")
+        lines.append(f"  Last update check: {install.last_update_check or 'none recorded'}")
+        due = (
+            f"at the first client start after {install.next_update_check}"
+            if install.next_update_check
+            else "due: the next client start checks"
+        )
+        lines.append(f"  Next update check: {due}")
+    for client in status.clients:
+        lines.extend(_client_lines(client))
+    if status.ok:
+        lines.append("No problems: every client registered to this install reads its pages.")
+        return lines
+    count = len(status.problems)
+    lines.append(f"{count} problem{'s' if count > 1 else ''}:")
+    for problem in status.problems:
+        lines.append(f"  - {problem.problem}")
+        lines.append(f"    Fix: {problem.fix}")
+    return lines
+
+
+def _shown(env: EnvironmentStatus | None) -> str:
+    if env is None:
+        return "none"
+    return f"kinetis-mcp-docs {env.version or '(version unreadable)'} in {env.path}"
+
+
+def _client_lines(client: ClientStatus) -> list[str]:
+    if client.cli is None:
+        return [f"{client.client}: its CLI is not on PATH"]
+    if client.error is not None:
+        return [f"{client.client}: {client.error}"]
+    if not client.registered:
+        return [f"{client.client}: no {SERVER_NAME} registration"]
+    if client.runs_this_install:
+        where = "runs this install"
+    elif client.install_directory is not None:
+        where = f"runs the install in {client.install_directory}"
+    else:
+        where = "runs a command this installer did not write"
+    pages = client.pages or "the Kinetis repository"
+    lines = [f"{client.client}: {SERVER_NAME} {where}, with pages from {pages}"]
+    lines.append(f"  Command: {shlex.join(client.command or [])}")
+    if client.recorded_variables:
+        lines.append(f"  Recorded variables: {', '.join(client.recorded_variables)}")
+    if client.reported_status is not None:
+        lines.append(f"  {client.client} reports: {client.reported_status}")
+    if client.page_read is not None:
+        verdict = "ok" if client.page_read.ok else "FAILED"
+        lines.append(f"  Page read: {verdict}: {client.page_read.detail}")
+    return lines

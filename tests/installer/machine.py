@@ -1,0 +1,189 @@
+"""A user's machine in miniature, for end-to-end tests of the `kinetis-docs` commands.
+
+A throwaway HOME and install directory, recording `claude`/`codex` stubs first on PATH,
+pip pointed at the session's wheelhouse through its own PIP_* variables, TMPDIR inside the
+test's directory, and — when given — the documentation origin reached through HTTPS_PROXY
+and SSL_CERT_FILE. Every command runs as a user would run it, as a subprocess.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.support.clients import StubClient, install_stub
+from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
+
+KINETIS_DOCS = Path(sys.executable).with_name("kinetis-docs")
+MARKER = b"kinetis-mcp-docs install directory\n"
+START = ["-I", "-m", "kinetis_mcp_docs.installer.start"]
+COMMAND_TIMEOUT = 180.0
+
+
+@dataclass
+class Machine:
+    """A home, an install directory, stubs, and the environment every command runs with."""
+
+    home: Path
+    install: Path
+    claude: StubClient
+    codex: StubClient
+    env: dict[str, str]
+
+    @property
+    def temporary(self) -> Path:
+        """TMPDIR: where a failed check keeps the server's stderr."""
+        return Path(self.env["TMPDIR"])
+
+    def run(
+        self,
+        *arguments: str,
+        umask: int = -1,
+        wrapper: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `kinetis-docs ARGUMENTS` from the home directory; `umask` is the shell's."""
+        return subprocess.run(
+            [*wrapper, os.fspath(KINETIS_DOCS), *arguments],
+            env=dict(self.env if env is None else env),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
+            cwd=self.home,
+            umask=umask,
+        )
+
+    def setup(
+        self, *arguments: str, umask: int = -1, wrapper: Sequence[str] = ()
+    ) -> subprocess.CompletedProcess[str]:
+        """Run setup; `umask` is the shell's (-1: this process's), `wrapper` runs it."""
+        return self.run("setup", *arguments, umask=umask, wrapper=wrapper)
+
+    @contextmanager
+    def started(self, *arguments: str) -> Iterator[subprocess.Popen[str]]:
+        """`kinetis-docs ARGUMENTS` running, its output piped as text; killed if the block fails.
+
+        Reap it with `communicate` after the block.
+        """
+        process = subprocess.Popen(
+            [os.fspath(KINETIS_DOCS), *arguments],
+            env=self.env,
+            cwd=self.home,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            yield process
+        except BaseException:
+            process.kill()
+            process.communicate()
+            raise
+
+    def start_setup(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [os.fspath(KINETIS_DOCS), "setup"],
+            env=self.env,
+            cwd=self.home,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def current(self) -> str:
+        return (self.install / "current").readlink().name
+
+    def registered_argv(self, *server_options: str) -> list[str]:
+        return [os.fspath(self.install / "current" / "bin" / "python"), *START, *server_options]
+
+
+def machine_at(
+    tmp_path: Path, wheelhouse_env: Mapping[str, str], origin_env: Mapping[str, str]
+) -> Machine:
+    """A machine under `tmp_path`; `origin_env` (may be empty) reaches the docs origin."""
+    home = tmp_path / "home"
+    home.mkdir()
+    bin_dir = tmp_path / "bin"
+    claude = install_stub("claude", bin_dir, tmp_path / "stub-state")
+    codex = install_stub("codex", bin_dir, tmp_path / "stub-state")
+    install = tmp_path / "install"
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {
+        # Only what a login shell would have, so the test controls every variable that
+        # reaches pip, the server and the Codex registration.
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "HOME": os.fspath(home),
+        "LANG": "C.UTF-8",
+        "TMPDIR": os.fspath(temporary),
+        "KINETIS_MCP_DOCS_DIR": os.fspath(install),
+        **wheelhouse_env,
+        **{
+            k: v
+            for k, v in origin_env.items()
+            if k in {"HTTPS_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR"}
+        },
+    }
+    return Machine(home, install, claude, codex, env)
+
+
+def closed_port() -> int:
+    """A local port nothing listens on: a proxy or index that refuses connections."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def four_messages(argv: list[str], env: Mapping[str, str]) -> list[dict[str, Any]]:
+    """What a client would see: send the four messages, return every frame the server wrote."""
+    server = ServerProcess(argv, env)
+    try:
+        server.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
+        )
+        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "resources/list"})
+        server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "resources/read",
+                "params": {"uri": "kinetis://docs/index"},
+            }
+        )
+        frames = [server.receive() for _ in range(3)]
+        assert server.finish() == 0, server.stderr
+        return frames + server.remaining_frames()
+    finally:
+        server.kill()
+
+
+def assert_answers_four_messages(argv: list[str], env: Mapping[str, str]) -> str:
+    """The server answers the four messages; its version."""
+    frames = four_messages(argv, env)
+    assert [frame.get("id") for frame in frames] == [1, 2, 3]
+    assert "serverInfo" in frames[0]["result"]
+    assert frames[1]["result"]["resources"]
+    assert frames[2]["result"]["contents"][0]["uri"] == "kinetis://docs/index"
+    version: str = frames[0]["result"]["serverInfo"]["version"]
+    return version
+
+
+def index_page(argv: list[str], env: Mapping[str, str]) -> str:
+    """The text of kinetis://docs/index as the server started from `argv` serves it."""
+    frames = four_messages(argv, env)
+    text: str = frames[2]["result"]["contents"][0]["text"]
+    return text
+
+
+def environments(install: Path) -> list[str]:
+    return sorted(path.name for path in (install / "envs").iterdir())

@@ -1,0 +1,74 @@
+"""`kinetis-docs --help` and each command's: whole, naming the install directory and network."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from tests.installer.machine import KINETIS_DOCS
+
+COMMANDS = ["serve", "setup", "start", "status", "uninstall", "update"]
+
+
+def _help(*command: str) -> str:
+    completed = subprocess.run(
+        [os.fspath(KINETIS_DOCS), *command, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        # An ordinary terminal's width, whatever runs the tests.
+        env=os.environ | {"COLUMNS": "80"},
+    )
+    assert completed.stderr == ""
+    return " ".join(completed.stdout.split())
+
+
+def test_the_command_list_shows_every_commands_summary_whole() -> None:
+    completed = subprocess.run(
+        [os.fspath(KINETIS_DOCS), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=os.environ | {"COLUMNS": "80"},
+    )
+    listing = completed.stdout.split("Commands:\n", 1)[1].splitlines()
+
+    assert [line.split()[0] for line in listing] == COMMANDS
+    for line in listing:
+        assert not line.endswith("..."), line
+        assert line.endswith("."), line
+
+
+@pytest.mark.parametrize("command", [[], ["setup"], ["status"], ["update"], ["uninstall"]])
+def test_help_names_the_install_directory_and_its_variable(command: list[str]) -> None:
+    text = _help(*command)
+
+    assert "Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset." in text
+
+
+@pytest.mark.parametrize(
+    ("command", "needs"),
+    [
+        ([], ["package index", "raw.githubusercontent.com", "KINETIS_MCP_DOCS_PAGES"]),
+        (["setup"], ["package index", "raw.githubusercontent.com", "KINETIS_MCP_DOCS_PAGES"]),
+        (["status"], ["raw.githubusercontent.com", "pages directory", "package index"]),
+        (["update"], ["package index"]),
+        (["uninstall"], ["Network: none."]),
+    ],
+)
+def test_help_says_what_needs_the_network(command: list[str], needs: list[str]) -> None:
+    text = _help(*command)
+
+    for need in needs:
+        assert need in text, need
+
+
+def test_setup_and_uninstall_help_name_both_clients() -> None:
+    for command in ("setup", "uninstall"):
+        text = _help(command)
+        assert "Claude Code" in text
+        assert f"`{command} codex`" in text

@@ -1,0 +1,137 @@
+"""`nox -s setup_from_source` end to end, as the README's first command runs it.
+
+Run on a copy of this checkout, so the session's `.nox/` and `build/wheelhouse` are the
+test's own. pip sees only a local wheelhouse (the session's, plus the build backend, so
+`pip wheel .` builds offline too); the clients are stubs on PATH; HOME is a throwaway; and
+unless a test says otherwise the documentation origin is unreachable.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.throttle import record_check
+from tests.installer.machine import Machine, closed_port, index_page, machine_at
+from tests.support.origin import DocsOrigin
+from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
+from tests.support.wheelhouse import PROJECT_ROOT, download_dependencies, wheelhouse_pip_env
+
+# Creating the session's environment and building the wheels, then setup: a minute on a
+# loaded machine at most.
+NOX_TIMEOUT = 600.0
+DAY = 86_400
+WAIT = 60.0
+
+pytest.importorskip("nox", reason="`nox -s setup_from_source` needs nox (the test extra)")
+
+
+@pytest.fixture(scope="session")
+def build_wheelhouse(
+    wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> Path:
+    """The session's wheelhouse plus the build backend, so `pip wheel .` needs no index."""
+    cache_provider = getattr(pytestconfig, "cache", None)
+    cache = (
+        cache_provider.mkdir("kinetis-build-backend-wheels")
+        if cache_provider
+        else tmp_path_factory.mktemp("build-backend-wheels")
+    )
+    house = tmp_path_factory.mktemp("build-wheelhouse")
+    for wheel in [*wheelhouse.glob("*.whl"), *download_dependencies(["hatchling"], cache)]:
+        if not (house / wheel.name).exists():
+            (house / wheel.name).symlink_to(wheel)
+    return house
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A copy of what a clone holds that the session uses."""
+    copy = tmp_path / "checkout"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("src", "docs"):
+        shutil.copytree(PROJECT_ROOT / name, copy / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "LICENSE", "noxfile.py"):
+        shutil.copy2(PROJECT_ROOT / name, copy / name)
+    return copy
+
+
+def _nox(checkout: Path, env: Mapping[str, str], *posargs: str) -> None:
+    noxfile = os.fspath(checkout / "noxfile.py")
+    completed = subprocess.run(
+        [sys.executable, "-m", "nox", "-f", noxfile, "-s", "setup_from_source", "--", *posargs],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=NOX_TIMEOUT,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def test_setup_from_source_serves_the_checkouts_docs_and_keeps_the_wheelhouse_codex_updates_from(
+    tmp_path: Path,
+    build_wheelhouse: Path,
+    checkout: Path,
+    docs_origin: DocsOrigin,
+    origin_env: dict[str, str],
+) -> None:
+    machine = machine_at(
+        tmp_path,
+        wheelhouse_pip_env(build_wheelhouse),
+        {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"},
+    )
+
+    # Offline: the registered server reads the checkout's own docs/.
+    _nox(checkout, machine.env, "codex")
+
+    entry = machine.codex.registrations()["kinetis-docs"]
+    docs = checkout / "docs"
+    argv = machine.registered_argv("--docs-dir", os.fspath(docs))
+    assert [entry["command"], *entry["args"]] == argv
+    wheelhouse = checkout / "build" / "wheelhouse"
+    assert entry["env"]["PIP_FIND_LINKS"] == os.fspath(wheelhouse)
+    assert entry["env"]["PIP_NO_INDEX"] == "1"
+    assert index_page(argv, entry["launch_env"]) == (docs / "index.md").read_text()
+
+    # A later run — the live origin this time, for Claude Code — rebuilds the session's
+    # environment and the wheels; Codex's wheelhouse is still there.
+    docs_origin.serve_docs()
+    _nox(checkout, machine.env | _origin(origin_env), "--live")
+
+    claude = machine.claude.registrations()["kinetis-docs"]
+    assert [claude["command"], *claude["args"]] == machine.registered_argv()
+    assert list(wheelhouse.glob("kinetis_mcp_docs-*.whl"))
+    _assert_a_due_codex_start_updates(machine, entry)
+
+    # A docs change shows in the next read, with no reinstall.
+    (docs / "index.md").write_text("# Changed in the checkout\n")
+    assert index_page(argv, entry["launch_env"]) == "# Changed in the checkout\n"
+
+
+def _origin(origin_env: Mapping[str, str]) -> dict[str, str]:
+    return {name: origin_env[name] for name in ("HTTPS_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR")}
+
+
+def _assert_a_due_codex_start_updates(machine: Machine, entry: dict[str, object]) -> None:
+    """Started as Codex starts it, a due update resolves from the recorded wheelhouse."""
+    last_check = machine.install / ".last-update-check"
+    record_check(last_check, time.time() - DAY - 1)
+    launch_env = entry["launch_env"]
+    assert isinstance(launch_env, dict)
+    server = ServerProcess(machine.registered_argv(), launch_env)
+    try:
+        response = server.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
+        assert response["result"]["serverInfo"]["version"]
+        assert server.finish(timeout=WAIT) == 0
+    finally:
+        server.kill()
+    assert "could not update" not in server.stderr
+    assert float(last_check.read_text()) > time.time() - DAY

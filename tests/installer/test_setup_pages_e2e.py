@@ -1,0 +1,112 @@
+"""Setup with local pages (`KINETIS_MCP_DOCS_PAGES`), and the paths it records for Codex.
+
+With the pages variable set, no documentation origin is reachable at all: the proxy every
+test here gives the server refuses connections, so only the local directory can answer.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.throttle import record_check
+from tests.installer.machine import Machine, closed_port, index_page, machine_at
+from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
+
+DAY = 86_400
+WAIT = 60.0
+
+
+def _pages(tmp_path: Path, text: str = "# Local index\n") -> Path:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "index.md").write_text(text)
+    return pages
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_setup_with_local_pages_needs_no_origin_and_registers_them_as_an_absolute_docs_dir(
+    tmp_path: Path, wheelhouse_env: dict[str, str], client: str
+) -> None:
+    machine = machine_at(
+        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
+    )
+    pages = _pages(tmp_path)
+    # Relative to the directory setup runs in (the home), as a user may type it.
+    machine.env["KINETIS_MCP_DOCS_PAGES"] = "../pages"
+
+    result = machine.setup(*([] if client == "claude" else ["codex"]))
+
+    assert result.returncode == 0, result.stderr
+    argv = machine.registered_argv("--docs-dir", os.fspath(pages))
+    stub = machine.claude if client == "claude" else machine.codex
+    entry = stub.registrations()["kinetis-docs"]
+    assert [entry["command"], *entry["args"]] == argv
+    lines = result.stdout.splitlines()
+    assert lines[2].endswith(f"verifying it through the command to register (a page from {pages})")
+    assert f"installed in {machine.install}, pages from {pages})" in lines[-1]
+    # Started as the client starts it, the server reads the directory on every call.
+    launch = machine.env if client == "claude" else entry["launch_env"]
+    assert index_page(argv, launch) == "# Local index\n"
+    (pages / "index.md").write_text("# Edited\n")
+    assert index_page(argv, launch) == "# Edited\n"
+
+
+@pytest.mark.parametrize("found", ["missing", "a-file", "no-index"])
+def test_a_pages_variable_naming_no_directory_of_pages_is_refused_before_anything_is_written(
+    tmp_path: Path, wheelhouse_env: dict[str, str], found: str
+) -> None:
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+    pages = tmp_path / "pages"
+    if found == "a-file":
+        pages.write_text("# not a directory\n")
+    elif found == "no-index":
+        pages.mkdir()
+        (pages / "tools.md").write_text("# Tools\n")
+    machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(pages)
+
+    result = machine.setup()
+
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    expected = {
+        "missing": f"{pages} does not exist",
+        "a-file": f"{pages} is not a directory",
+        "no-index": f"{pages} has no index.md, the page setup's verification reads",
+    }[found]
+    assert line.startswith(f"kinetis-docs: KINETIS_MCP_DOCS_PAGES={pages}: {expected}; ")
+    assert line.endswith("Nothing was written.")
+    assert not machine.install.exists()
+    assert machine.claude.calls() == []
+
+
+def test_setup_codex_records_relative_path_settings_absolute_so_a_codex_start_can_update(
+    machine: Machine, wheelhouse: Path
+) -> None:
+    # Each path as a user may give it: relative to the directory setup runs in.
+    shutil.copy(machine.env["SSL_CERT_FILE"], machine.home / "ca.pem")
+    machine.env["SSL_CERT_FILE"] = "ca.pem"
+    machine.env["PIP_FIND_LINKS"] = os.path.relpath(wheelhouse, machine.home)
+
+    result = machine.setup("codex")
+
+    assert result.returncode == 0, result.stderr
+    entry = machine.codex.registrations()["kinetis-docs"]
+    assert entry["env"]["SSL_CERT_FILE"] == os.fspath(machine.home / "ca.pem")
+    assert entry["env"]["PIP_FIND_LINKS"] == os.fspath(wheelhouse)
+    # Codex starts the server elsewhere; a due update still finds the wheelhouse.
+    last_check = machine.install / ".last-update-check"
+    record_check(last_check, time.time() - DAY - 1)
+    server = ServerProcess(machine.registered_argv(), entry["launch_env"])
+    try:
+        response = server.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
+        assert response["result"]["serverInfo"]["version"] == "1.0.1"
+        assert server.finish(timeout=WAIT) == 0
+    finally:
+        server.kill()
+    assert "could not update" not in server.stderr
+    assert float(last_check.read_text()) > time.time() - DAY

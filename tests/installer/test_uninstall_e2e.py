@@ -1,0 +1,214 @@
+"""`kinetis-docs uninstall [codex]` end to end: the registration, then the directory."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.lock import update_lock
+from tests.installer.machine import (
+    START,
+    Machine,
+    assert_answers_four_messages,
+    machine_at,
+)
+from tests.support.processes import PROC_AVAILABLE, processes_mentioning
+
+WAIT = 60.0
+
+
+@pytest.fixture
+def local_machine(tmp_path: Path, wheelhouse_env: dict[str, str]) -> Machine:
+    """A machine whose setup serves this repository's docs/: no origin needed."""
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+    machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(Path(__file__).parents[2] / "docs")
+    return machine
+
+
+def test_uninstall_removes_the_registration_then_the_directory_and_a_second_run_is_fine(
+    local_machine: Machine,
+) -> None:
+    machine = local_machine
+    assert machine.setup().returncode == 0
+    (machine.install / ".last-update-check.tmp-0123abcd").write_text("left by a kill\n")
+
+    result = machine.run("uninstall")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "Removed Claude Code's kinetis-docs registration",
+        f"Removed {machine.install}",
+    ]
+    assert not machine.install.exists()
+    assert machine.claude.registrations() == {}
+
+    again = machine.run("uninstall")
+
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == [
+        "Claude Code has no kinetis-docs registration",
+        f"Nothing is installed in {machine.install}",
+    ]
+
+
+def test_uninstall_keeps_the_directory_while_the_other_client_still_runs_it(
+    local_machine: Machine,
+) -> None:
+    machine = local_machine
+    assert machine.setup().returncode == 0
+    assert machine.setup("codex").returncode == 0
+
+    first = machine.run("uninstall")
+
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines() == [
+        "Removed Claude Code's kinetis-docs registration",
+        (
+            f"Kept {machine.install}: Codex still runs it; `kinetis-docs uninstall codex` "
+            "removes that registration, then the directory"
+        ),
+    ]
+    entry = machine.codex.registrations()["kinetis-docs"]
+    assert assert_answers_four_messages([entry["command"], *entry["args"]], entry["launch_env"])
+
+    second = machine.run("uninstall", "codex")
+
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == [
+        "Removed Codex's kinetis-docs registration",
+        f"Removed {machine.install}",
+    ]
+    assert not machine.install.exists()
+
+
+def test_uninstall_removes_only_what_setup_wrote_and_names_what_it_kept(
+    local_machine: Machine,
+) -> None:
+    machine = local_machine
+    assert machine.setup().returncode == 0
+    (machine.install / "notes.txt").write_text("mine\n")
+    (machine.install / "envs" / "my-venv" / "bin").mkdir(parents=True)
+
+    result = machine.run("uninstall")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        f"Kept {machine.install}: it still holds envs, notes.txt, which this installer did not "
+        "write or a byte-compile is still writing; remove those, or run uninstall again in a "
+        "moment"
+    )
+    assert sorted(path.name for path in machine.install.iterdir()) == [
+        ".kinetis-mcp-docs",
+        ".update.lock",
+        "envs",
+        "notes.txt",
+    ]
+    assert [path.name for path in (machine.install / "envs").iterdir()] == ["my-venv"]
+
+    (machine.install / "notes.txt").unlink()
+    (machine.install / "envs" / "my-venv" / "bin").rmdir()
+    (machine.install / "envs" / "my-venv").rmdir()
+    again = machine.run("uninstall")
+
+    assert again.stdout.splitlines()[-1] == f"Removed {machine.install}"
+    assert not machine.install.exists()
+
+
+def test_uninstall_refuses_a_directory_that_is_not_an_install_touching_nothing(
+    local_machine: Machine,
+) -> None:
+    machine = local_machine
+    registered = {"command": os.fspath(machine.home / "current" / "bin" / "python"), "args": START}
+    machine.claude.state.write_text(json.dumps({"kinetis-docs": registered}))
+    (machine.home / "notes.txt").write_text("mine\n")
+    machine.env["KINETIS_MCP_DOCS_DIR"] = os.fspath(machine.home)
+
+    result = machine.run("uninstall")
+
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        f"kinetis-docs: Refusing to remove {machine.home}: it is your home directory, which "
+        "holds notes.txt; an install directory is a directory of its own. Nothing was changed"
+    )
+    assert sorted(path.name for path in machine.home.iterdir()) == ["notes.txt"]
+    assert machine.claude.calls() == []
+    assert "kinetis-docs" in machine.claude.registrations()
+
+
+def test_uninstall_leaves_a_registration_that_runs_another_install_directory(
+    local_machine: Machine, tmp_path: Path
+) -> None:
+    machine = local_machine
+    other = tmp_path / "other"
+    other.mkdir()
+    registered = {"command": os.fspath(other / "current" / "bin" / "python"), "args": START}
+    machine.claude.state.write_text(json.dumps({"kinetis-docs": registered}))
+
+    result = machine.run("uninstall")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        (
+            f"Left Claude Code's kinetis-docs registration: it runs the install in {other}; "
+            f"`KINETIS_MCP_DOCS_DIR={other} kinetis-docs uninstall` removes that one"
+        ),
+        f"Nothing is installed in {machine.install}",
+    ]
+    assert machine.claude.registrations()["kinetis-docs"]["command"] == registered["command"]
+
+
+def test_uninstall_removes_a_registration_whose_install_directory_is_gone(
+    local_machine: Machine, tmp_path: Path
+) -> None:
+    machine = local_machine
+    gone = tmp_path / "deleted-by-hand"
+    registered = {"command": os.fspath(gone / "current" / "bin" / "python"), "args": START}
+    machine.claude.state.write_text(json.dumps({"kinetis-docs": registered}))
+
+    result = machine.run("uninstall")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == (
+        f"Removed Claude Code's kinetis-docs registration: it ran {gone}, which no longer exists"
+    )
+    assert machine.claude.registrations() == {}
+
+
+def test_uninstall_without_the_clients_cli_changes_nothing_and_says_why(
+    local_machine: Machine,
+) -> None:
+    machine = local_machine
+    assert machine.setup("codex").returncode == 0
+    machine.codex.path.unlink()
+
+    result = machine.run("uninstall", "codex")
+
+    assert result.returncode == 1
+    assert result.stderr == (
+        "kinetis-docs: The Codex CLI `codex` is not on PATH, so its kinetis-docs registration "
+        "cannot be removed; run uninstall from a shell where `codex` runs. Nothing was "
+        "changed.\n"
+    )
+    assert (machine.install / "current" / "bin" / "python").exists()
+
+
+@pytest.mark.skipif(not PROC_AVAILABLE, reason="observes processes in /proc")
+def test_uninstall_removes_the_directory_only_once_the_update_lock_is_free(
+    local_machine: Machine,
+) -> None:
+    machine = local_machine
+    assert machine.setup().returncode == 0
+    with update_lock(machine.install / ".update.lock"), machine.started("uninstall") as process:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "Removed Claude Code's kinetis-docs registration\n"
+        assert process.stdout.readline() == f"Waiting for another update of {machine.install}\n"
+        assert (machine.install / "current" / "bin" / "python").exists()
+        assert processes_mentioning(os.fspath(machine.install)) == []
+    stdout, _ = process.communicate(timeout=WAIT)
+    assert process.returncode == 0
+    assert stdout.splitlines()[-1] == f"Removed {machine.install}"
+    assert not machine.install.exists()

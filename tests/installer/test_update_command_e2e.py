@@ -1,0 +1,139 @@
+"""`kinetis-docs update` end to end: the spawn's update, now, under the same lock."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.environment import environment_version
+from kinetis_mcp_docs.installer.lock import update_lock
+from tests.installer.machine import MARKER, Machine, closed_port, machine_at
+from tests.support.processes import PROC_AVAILABLE, processes_mentioning
+from tests.support.wheelhouse import wheelhouse_pip_env
+
+WAIT = 60.0
+
+
+@pytest.fixture(scope="session")
+def old_wheelhouse(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheelhouse as it was before 1.0.1 was released: setup from it installs 1.0.0."""
+    old = tmp_path_factory.mktemp("old-wheelhouse")
+    for wheel in wheelhouse.glob("*.whl"):
+        if not wheel.name.startswith(("kinetis_mcp_docs-1.0.1-", "kinetis_mcp_docs-2.")):
+            (old / wheel.name).symlink_to(wheel)
+    return old
+
+
+@pytest.fixture
+def old_machine(tmp_path: Path, old_wheelhouse: Path, wheelhouse: Path) -> Machine:
+    """A machine with 1.0.0 installed and registered (pages from this repository's docs/);
+    its pip now sees 1.0.1 too."""
+    machine = machine_at(tmp_path, wheelhouse_pip_env(old_wheelhouse), {})
+    machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(Path(__file__).parents[2] / "docs")
+    assert machine.setup().returncode == 0
+    machine.env |= wheelhouse_pip_env(wheelhouse)
+    return machine
+
+
+def _version(machine: Machine, link: str) -> str | None:
+    return environment_version((machine.install / link).resolve())
+
+
+def test_update_takes_the_newest_release_now_whatever_the_timestamp_a_line_per_step(
+    old_machine: Machine,
+) -> None:
+    last_check = old_machine.install / ".last-update-check"
+    before = last_check.read_text()
+
+    result = old_machine.run("update")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"Updating the install in {old_machine.install}",
+        "Checking for a newer release of kinetis-mcp-docs>=1.0,<2",
+        "Installing kinetis-mcp-docs 1.0.1 beside 1.0.0",
+        "Checking the new environment's server",
+        "Switched to kinetis-mcp-docs 1.0.1",
+        "New client sessions start the new version.",
+    ]
+    assert (_version(old_machine, "current"), _version(old_machine, "previous")) == (
+        "1.0.1",
+        "1.0.0",
+    )
+    assert float(last_check.read_text()) > float(before)
+
+    again = old_machine.run("update")
+
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-1] == "kinetis-mcp-docs 1.0.1 is installed and up to date"
+
+
+def test_an_update_that_cannot_reach_the_index_exits_1_and_changes_nothing(
+    old_machine: Machine,
+) -> None:
+    serving = old_machine.current()
+    last_check = (old_machine.install / ".last-update-check").read_text()
+    env = {key: value for key, value in old_machine.env.items() if key != "PIP_FIND_LINKS"}
+    env |= {"PIP_NO_INDEX": "", "PIP_INDEX_URL": f"http://127.0.0.1:{closed_port()}/simple/"}
+    env |= {"PIP_RETRIES": "0", "NO_PROXY": "127.0.0.1"}
+
+    result = old_machine.run("update", env=env)
+
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "kinetis-docs: Could not check for a newer kinetis-mcp-docs: pip exited with status 1 "
+        "(its output is above)."
+    )
+    assert old_machine.current() == serving
+    assert (old_machine.install / ".last-update-check").read_text() == last_check
+
+
+def test_update_with_nothing_installed_names_setup(
+    tmp_path: Path, wheelhouse_env: dict[str, str]
+) -> None:
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+
+    result = machine.run("update")
+
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"kinetis-docs: Nothing is installed in {machine.install}; install it with "
+        "`kinetis-docs setup` (or `kinetis-docs setup codex`).\n"
+    )
+    assert not machine.install.exists()
+
+
+def test_update_refuses_a_directory_that_is_not_an_install_and_writes_nothing_there(
+    tmp_path: Path, wheelhouse_env: dict[str, str]
+) -> None:
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+    machine.install.mkdir()
+    (machine.install / ".kinetis-mcp-docs").write_bytes(b"somebody else's\n")
+
+    result = machine.run("update")
+
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        f"kinetis-docs: Refusing to update {machine.install}: its .kinetis-mcp-docs does not "
+        "hold the marker this tool writes. Nothing was changed there;"
+    )
+    assert [path.name for path in machine.install.iterdir()] == [".kinetis-mcp-docs"]
+    assert (machine.install / ".kinetis-mcp-docs").read_bytes() != MARKER
+
+
+@pytest.mark.skipif(not PROC_AVAILABLE, reason="observes processes in /proc")
+def test_update_waits_for_the_update_lock_another_process_holds(old_machine: Machine) -> None:
+    install = old_machine.install
+    with update_lock(install / ".update.lock"), old_machine.started("update") as process:
+        assert process.stdout is not None
+        assert process.stdout.readline() == f"Updating the install in {install}\n"
+        assert process.stdout.readline() == f"Waiting for another update of {install}\n"
+        # While it waits, nothing of the update has started.
+        assert processes_mentioning(os.fspath(install)) == []
+        assert _version(old_machine, "current") == "1.0.0"
+    stdout, _ = process.communicate(timeout=WAIT)
+    assert process.returncode == 0
+    assert stdout.splitlines()[-2] == "Switched to kinetis-mcp-docs 1.0.1"
