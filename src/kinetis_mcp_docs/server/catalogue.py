@@ -30,7 +30,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
         "Setup",
         (
             "Installing for Claude Code or Codex: what setup does, the install directory, "
-            "mirrors, re-running, uninstalling."
+            "mirrors, local pages, status, update and uninstall."
         ),
     ),
     (
