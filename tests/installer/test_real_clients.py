@@ -85,3 +85,33 @@ def test_setup_codex_registers_with_the_real_codex_which_shows_the_registered_co
     assert launch["args"] == ["-I", "-m", "kinetis_mcp_docs.installer.start"]
     assert launch["env"]["HTTPS_PROXY"] == env["HTTPS_PROXY"]
     assert launch["env"]["SSL_CERT_FILE"] == env["SSL_CERT_FILE"]
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_status_then_uninstall_with_the_real_client_leave_nothing_registered_or_installed(
+    tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin, client: str
+) -> None:
+    env = _environment(tmp_path, wheelhouse_env, docs_origin)
+    choice = [] if client == "claude" else ["codex"]
+    installed = _run([os.fspath(KINETIS_DOCS), "setup", *choice], env)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    # status reads the registration back through the real CLI and reads a page through it.
+    status = _run([os.fspath(KINETIS_DOCS), "status", "--json"], env)
+    assert status.returncode == 0, status.stdout + status.stderr
+    report = json.loads(status.stdout)
+    assert report["ok"] is True, report["problems"]
+    assert report["install"]["path"] == os.fspath(tmp_path / "install")
+    assert report["install"]["state"] == "installed"
+    (registered,) = [entry for entry in report["clients"] if entry["cli"] and entry["registered"]]
+    assert registered["runs_this_install"] is True
+    assert registered["page_read"]["ok"] is True, registered["page_read"]
+
+    removed = _run([os.fspath(KINETIS_DOCS), "uninstall", *choice], env)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert not (tmp_path / "install").exists()
+    shown = _run([client, "mcp", "get", "kinetis-docs"], env)
+    assert shown.returncode != 0, shown.stdout
+
+    again = _run([os.fspath(KINETIS_DOCS), "uninstall", *choice], env)
+    assert again.returncode == 0, again.stdout + again.stderr

@@ -108,7 +108,9 @@ if KIND == "claude":
     elif command == "get":
         name = rest[0]
         if name not in servers:
-            print(f"No MCP server found with name: {{name}}", file=sys.stderr)
+            # What Claude Code 2.1 prints (on stderr) for a name it does not have.
+            said = f'No MCP server named "{{name}}". Run `claude mcp add` to add one.'
+            print(said, file=sys.stderr)
             sys.exit(1)
         entry = servers[name]
         status = "✓ Connected" if connected(entry) else "✘ Failed to connect"

@@ -227,7 +227,9 @@ class ClaudeCode(Client):
     def registration(self, cli: str) -> Registration | None:
         shown = _run(cli, ["mcp", "get", SERVER_NAME])
         if shown.returncode != 0:
-            if "No MCP server found" in shown.stdout + shown.stderr:
+            said = shown.stdout + shown.stderr
+            # Claude Code 2.x says "No MCP server named ..."; earlier releases said "found".
+            if "No MCP server named" in said or "No MCP server found" in said:
                 return None
             raise _cli_failed(self, "read the registration back", shown)
         fields, env = _claude_fields(shown.stdout)
