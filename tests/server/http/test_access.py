@@ -171,8 +171,8 @@ def test_authorization_sent_twice_is_401_even_when_one_copy_carries_the_token(
             token_server.url,
             content=PING,
             headers=[
-                ("Content-Type", "application/json"),
-                *[("Authorization", f"Bearer {token}".encode()) for token in pair],
+                (b"content-type", b"application/json"),
+                *[(b"authorization", f"Bearer {token}".encode()) for token in pair],
             ],
         )
         _unauthorized(response, "More than one Authorization header")
