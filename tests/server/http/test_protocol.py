@@ -69,8 +69,8 @@ def test_tools_list_is_exactly_the_two_tools_of_the_contract(tree_server: HttpSe
                 {
                     "name": "fetch_page",
                     "description": (
-                        "Fetch the raw Markdown or MDX content of a documentation page by URL "
-                        'path (for example, "/agent-workflow").'
+                        "Fetch the raw MDX content of a documentation page by URL path (for "
+                        'example, "/getting-started/introduction").'
                     ),
                     "inputSchema": {
                         "type": "object",
@@ -339,6 +339,28 @@ def test_an_unknown_tool_is_an_error_result_not_an_error_code(tree_server: HttpS
     result = tree_server.call_tool("delete_docs", {})
     assert result["isError"] is True
     assert result["content"][0]["text"] == "Unknown tool: delete_docs"
+
+
+@pytest.mark.parametrize(
+    ("params", "shown"),
+    [
+        ({"arguments": {"query": "x"}}, "null"),
+        ({"name": None}, "null"),
+        ({"name": 5}, "5"),
+        ({"name": ["search_docs"]}, '["search_docs"]'),
+        ({"name": {"tool": "é"}}, '{"tool": "é"}'),
+    ],
+)
+def test_a_tool_name_missing_or_not_a_string_is_an_unknown_tool_error_result(
+    tree_server: HttpServer, params: dict[str, Any], shown: str
+) -> None:
+    response = tree_server.rpc("tools/call", params)
+    assert response.status_code == 200
+    assert response.json()["result"] == {
+        "resultType": "complete",
+        "content": [{"type": "text", "text": f"Unknown tool: {shown}"}],
+        "isError": True,
+    }
 
 
 def test_the_search_result_text_is_the_contract_json_document(tree_server: HttpServer) -> None:

@@ -36,10 +36,13 @@ def many_server(many_pages: Path) -> Iterator[HttpServer]:
     server.stop()
 
 
+def test_an_absent_limit_is_5(many_server: HttpServer) -> None:
+    assert len(_results(many_server, {"query": "common"})) == 5
+
+
 @pytest.mark.parametrize(
     ("limit", "count"),
     [
-        (None, 5),
         (1, 1),
         (10, 10),
         (20, 20),
@@ -49,18 +52,26 @@ def many_server(many_pages: Path) -> Iterator[HttpServer]:
         (2.9, 2),
         (19.99, 19),
         (1e300, 20),
-        ("10", 5),
+        ("10", 10),
+        (" 7 ", 7),
+        ("2.9", 2),
+        ("1e1", 10),
+        ("0x10", 16),
+        ("-Infinity", 1),
+        ("1e400", 20),
         ("many", 5),
+        ("", 5),
+        ("1_0", 5),
+        (None, 5),
         (True, 5),
         ([3], 5),
+        ({}, 5),
     ],
 )
-def test_the_limit_is_floored_clamped_to_1_20_and_non_numbers_mean_5(
+def test_the_limit_is_floored_clamped_to_1_20_and_numeric_strings_count_as_javascript_reads_them(
     many_server: HttpServer, limit: object, count: int
 ) -> None:
-    arguments: dict[str, Any] = {"query": "common"}
-    if limit is not None:
-        arguments["limit"] = limit
+    arguments: dict[str, Any] = {"query": "common", "limit": limit}
     assert len(_results(many_server, arguments)) == count
 
 
