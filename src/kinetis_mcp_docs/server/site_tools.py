@@ -24,6 +24,17 @@ SEARCH_DOCS = "search_docs"
 FETCH_PAGE = "fetch_page"
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
+# A query's cost grows with its distinct words (each may take a pass over every page's
+# text); no one types a search of more than a few, and even a pasted sentence stays under
+# both. Beyond them the tool says so, as it says an empty query is no query: a result the
+# agent reads and can act on. The schema is the contract's and declares no bound, so a
+# query over them is no malformed request (-32602).
+MAX_QUERY_CHARACTERS = 1000
+MAX_QUERY_WORDS = 32
+QUERY_TOO_LONG = (
+    f"Query too long: at most {MAX_QUERY_CHARACTERS} characters "
+    f"and {MAX_QUERY_WORDS} different words."
+)
 
 # What JavaScript's `Number(text)` reads as a number, after trimming its whitespace.
 _JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
@@ -147,6 +158,8 @@ class SearchDocs(_SiteTool):
         limit = LIMIT.take(arguments)
         if query is None or not query.split():
             return text_result("Missing or empty query.", is_error=True)
+        if len(query) > MAX_QUERY_CHARACTERS or len(set(query.lower().split())) > MAX_QUERY_WORDS:
+            return text_result(QUERY_TOO_LONG, is_error=True)
         hits = self._pages.search(query, limit)
         results = [{"title": hit.title, "url": hit.url, "snippet": hit.snippet} for hit in hits]
         return _document({"query": query, "results": results})
@@ -173,10 +186,10 @@ class FetchPage(_SiteTool):
     def call(self, arguments: Arguments) -> Result:
         segments = page_segments(URL.take(FETCH_PAGE, arguments))
         path = page_path(segments)
-        key = self._pages.resolve(segments)
-        if key is None:
+        content = self._pages.read(segments, path)
+        if content is None:
             return text_result(f"Page not found: {path}", is_error=True)
-        return _document({"url": path, "content": self._pages.read(key, path)})
+        return _document({"url": path, "content": content})
 
 
 def _unknown_tool(name: object) -> Result:
