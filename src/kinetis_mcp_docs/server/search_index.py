@@ -92,20 +92,11 @@ class SearchIndex:
         self._vocabulary = ""
         self._starts: list[int] = []
         self._ordered: list[str] = []
-        # Every page's folded title and URL on one line each, in slot order, for one `find`
-        # per token instead of a test per page.
-        self._labels = ""
-        self._label_starts: list[int] = []
-        self._label_slots: list[int] = []
-        self._title_ends: list[int] = []
         self._by_rank: list[int] = []  # slots in URL order
         self._url_rank: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self._pages)
-
-    def urls(self) -> list[str]:
-        return sorted(self._slot_of)
 
     def changed(self, updates: Iterable[tuple[str, str | None]]) -> SearchIndex:
         """A new snapshot: each `(url, text)` indexed as the page at `url`, replacing what
@@ -131,7 +122,8 @@ class SearchIndex:
                 self._starts,
                 self._ordered,
             )
-        index._index_labels()
+        index._by_rank = sorted(index._pages, key=lambda slot: index._pages[slot].url)
+        index._url_rank = {slot: rank for rank, slot in enumerate(index._by_rank)}
         return index
 
     def _put(self, url: str, text: str) -> bool:
@@ -184,20 +176,6 @@ class SearchIndex:
             self._starts.append(position)
             position += len(word) + 1
 
-    def _index_labels(self) -> None:
-        self._by_rank = sorted(self._pages, key=lambda slot: self._pages[slot].url)
-        self._url_rank = {slot: rank for rank, slot in enumerate(self._by_rank)}
-        lines = []
-        position = 0
-        for slot, page in self._pages.items():
-            self._label_starts.append(position)
-            self._label_slots.append(slot)
-            self._title_ends.append(position + len(page.folded_title))
-            line = f"{page.folded_title}\n{page.folded_url}\n"
-            lines.append(line)
-            position += len(line)
-        self._labels = "".join(lines)
-
     def search(self, query: str, limit: int) -> list[Hit]:
         """The best `limit` pages for `query`, best first.
 
@@ -234,17 +212,14 @@ class SearchIndex:
         return hits
 
     def _label_hits(self, token: str) -> tuple[int, int]:
-        """Bitmasks of the pages whose title, and whose URL, contains `token`."""
+        """Bitmasks of the pages whose title contains `token`, and of the others whose URL
+        does (a title hit already scores the +1 a URL hit would)."""
         in_title = in_url = 0
-        found = self._labels.find(token)
-        while found >= 0:
-            index = bisect_right(self._label_starts, found) - 1
-            bit = 1 << self._label_slots[index]
-            if found < self._title_ends[index]:
-                in_title |= bit
-            else:
-                in_url |= bit
-            found = self._labels.find(token, found + 1)
+        for slot, page in self._pages.items():
+            if token in page.folded_title:
+                in_title |= 1 << slot
+            elif token in page.folded_url:
+                in_url |= 1 << slot
         return in_title, in_url
 
     def _candidates(self, token: str) -> int:
