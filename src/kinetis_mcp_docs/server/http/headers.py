@@ -18,7 +18,7 @@ import binascii
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Sequence
 
 # Request headers the route reads; every other header is left unread.
 WANTED = frozenset(
@@ -36,6 +36,7 @@ WANTED = frozenset(
 )
 _PREFIX = "=?base64?"
 _SUFFIX = "?="
+_SHORTEST = len(_PREFIX + _SUFFIX)
 
 
 class RequestHeaders(dict[str, str]):
@@ -44,27 +45,29 @@ class RequestHeaders(dict[str, str]):
 
     __slots__ = ("repeated",)
 
-    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        super().__init__()
-        repeated: set[str] = set()
-        for name, value in raw:
-            if name in WANTED:
-                key = name.decode("latin-1")
-                text = value.decode("latin-1")
-                if key in self:
-                    self[key] = f"{self[key]}, {text}"
-                    repeated.add(key)
-                else:
-                    self[key] = text
-        self.repeated = frozenset(repeated)
+    def __init__(self, raw: Sequence[tuple[bytes, bytes]]) -> None:
+        super().__init__(
+            {
+                name.decode("latin-1"): value.decode("latin-1")
+                for name, value in raw
+                if name in WANTED
+            }
+        )
+        self.repeated: frozenset[str] = frozenset()
+        if len({name for name, _ in raw}) < len(raw):  # a field on several lines, wanted or not
+            joined: dict[str, list[str]] = {}
+            for name, value in raw:
+                if name in WANTED:
+                    joined.setdefault(name.decode("latin-1"), []).append(value.decode("latin-1"))
+            self.update((name, ", ".join(values)) for name, values in joined.items())
+            self.repeated = frozenset(name for name, values in joined.items() if len(values) > 1)
 
 
 def decoded_value(value: str) -> str | None:
     """`value`, or what its `=?base64?...?=` form encodes; None when that form is malformed
     (not canonical base64, or not UTF-8), which then matches nothing."""
-    short = len(value) < len(_PREFIX) + len(_SUFFIX)  # `=?base64?=` is no encoded value
-    if short or not value.startswith(_PREFIX) or not value.endswith(_SUFFIX):
-        return value
+    if not value.startswith(_PREFIX) or not value.endswith(_SUFFIX) or len(value) < _SHORTEST:
+        return value  # `=?base64?=` is no encoded value: its markers overlap
     payload = value[len(_PREFIX) : -len(_SUFFIX)]
     try:
         raw = base64.b64decode(payload, validate=True)
