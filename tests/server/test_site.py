@@ -18,6 +18,7 @@ from kinetis_mcp_docs.server.pages import PageFetchError
 from kinetis_mcp_docs.server.search_index import Hit, SearchIndex
 from kinetis_mcp_docs.server.site import CataloguePages, TreePages
 from kinetis_mcp_docs.server.tree_watch import TreeWatch
+from tests.support.http import write_tree
 from tests.support.processes import wait_for
 
 WAIT = 30.0
@@ -171,9 +172,7 @@ def test_a_tree_sees_a_change_on_the_next_search_with_inotify_and_without(
 def test_a_file_created_in_a_new_directory_while_it_is_first_walked_is_indexed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "tree"
-    root.mkdir()
-    (root / "a.md").write_text("# A\napple\n", encoding="utf-8")
+    root = write_tree(tmp_path / "tree", {"a.md": "# A\napple\n"})
 
     class Racing(TreeWatch):
         """Creates a file in `new/` at the moment the walk comes to watch it."""
@@ -272,19 +271,28 @@ def test_a_root_that_is_a_symlink_is_followed_where_it_leads_now(tmp_path: Path)
         pages.close()
 
 
-def test_a_directory_swapped_for_a_symlink_out_after_resolution_is_refused(
-    tmp_path: Path,
-) -> None:
+def _tree_beside_a_secret(tmp_path: Path) -> tuple[Path, Path]:
+    """`tree/docs/page.md` inside, and `outside/page.md`, the file a swap would expose."""
     root = tmp_path / "tree"
     (root / "docs").mkdir(parents=True)
     (root / "docs" / "page.md").write_text("inside\n", encoding="utf-8")
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "page.md").write_text("SECRET\n", encoding="utf-8")
-    resolved = os.path.realpath(root / "docs" / "page.md")
-    # Between the resolution and the open, `docs` becomes a symlink out of the tree.
+    return root, outside
+
+
+def _swap_docs_out(root: Path, outside: Path) -> None:
     shutil.rmtree(root / "docs")
     (root / "docs").symlink_to(outside)
+
+
+def test_a_directory_swapped_for_a_symlink_out_after_resolution_is_refused(
+    tmp_path: Path,
+) -> None:
+    root, outside = _tree_beside_a_secret(tmp_path)
+    resolved = os.path.realpath(root / "docs" / "page.md")
+    _swap_docs_out(root, outside)  # between the resolution and the open
     with pytest.raises(RejectedUrl):
         tree_files.read_inside(os.path.realpath(root), resolved)
 
@@ -302,17 +310,11 @@ def test_a_file_swapped_for_a_symlink_after_resolution_is_refused(tmp_path: Path
 def test_a_swap_between_resolving_and_opening_a_page_is_refused_when_fetched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "tree"
-    (root / "docs").mkdir(parents=True)
-    (root / "docs" / "page.md").write_text("inside\n", encoding="utf-8")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "page.md").write_text("SECRET\n", encoding="utf-8")
+    root, outside = _tree_beside_a_secret(tmp_path)
     read_inside = tree_files.read_inside
 
     def swapped_first(real_root: str, real: str) -> str | None:
-        shutil.rmtree(root / "docs")
-        (root / "docs").symlink_to(outside)
+        _swap_docs_out(root, outside)
         return read_inside(real_root, real)
 
     monkeypatch.setattr(tree_files, "read_inside", swapped_first)
@@ -324,9 +326,7 @@ def test_a_swap_between_resolving_and_opening_a_page_is_refused_when_fetched(
 def test_a_search_under_way_holds_up_no_other_search(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "tree"
-    root.mkdir()
-    (root / "a.md").write_text("# A\napple\n", encoding="utf-8")
+    root = write_tree(tmp_path / "tree", {"a.md": "# A\napple\n"})
     entered, release = threading.Event(), threading.Event()
     search = SearchIndex.search
 
