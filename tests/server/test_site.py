@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -352,3 +353,26 @@ def test_a_search_under_way_holds_up_no_other_search(
             pages.close()
         entered.clear()
         release.clear()
+
+
+def test_a_tree_index_that_failed_to_build_is_built_again_by_the_next_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = write_tree(tmp_path / "tree", {"a.md": "# A\napple\n"})
+    changed = SearchIndex.changed
+    failures = [RuntimeError("a bug while indexing")]
+
+    def failing_once(index: SearchIndex, updates: Iterable[tuple[str, str | None]]) -> SearchIndex:
+        if failures:
+            list(updates)  # the pages are read, then the build fails
+            raise failures.pop()
+        return changed(index, updates)
+
+    monkeypatch.setattr(SearchIndex, "changed", failing_once)
+    pages = TreePages(str(root))
+    try:
+        with pytest.raises(RuntimeError):
+            pages.search("apple", 5)
+        assert _hits(pages, "apple") == ["/a"]
+    finally:
+        pages.close()

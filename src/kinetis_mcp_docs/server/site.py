@@ -229,6 +229,7 @@ class TreePages:
             return self._index
 
     def _refresh(self, real_root: str) -> None:
+        self._stale = True  # until this refresh is done: one that fails is done again
         if self._watch is None and not self._polling:
             try:
                 self._watch = TreeWatch()
@@ -246,38 +247,45 @@ class TreePages:
             self._stop_watching()
             found, root_watched = self._files.walk(real_root, None)
         self._real_root = real_root
-        # A root that could not be watched (gone, say) has no parent watched to tell when
-        # it comes back: look at it again on the next search.
-        self._stale = not root_watched
         gone = [url for url in self._seen if url not in found]
         changed = [url for url, seen in found.items() if self._seen.get(url) != seen]
         if gone or changed:
-            self._index = self._index.changed(self._read(real_root, gone, changed, found))
+            # What each URL holds once the new index is in: recorded only then, so an index
+            # that failed to build leaves `_seen` describing the index still in use.
+            settled: dict[str, tuple[str, Signature] | None] = {}
+            texts = _page_texts(real_root, gone, changed, found, settled)
+            self._index = self._index.changed(texts)
+            for url, seen in settled.items():
+                if seen is None:
+                    self._seen.pop(url, None)  # gone, or read again once it changes
+                else:
+                    self._seen[url] = seen
             release_freed_memory()
+        # A root that could not be watched (gone, say) has no parent watched to tell when
+        # it comes back: look at it again on the next search.
+        self._stale = not root_watched
 
-    def _read(
-        self,
-        real_root: str,
-        gone: list[str],
-        changed: list[str],
-        found: dict[str, tuple[str, Signature]],
-    ) -> Iterator[tuple[str, str | None]]:
-        """Each URL with its page's text now, or None to leave it out (gone or unreadable),
-        one page at a time; what is indexed is recorded in `_seen`."""
-        for url in gone:
-            del self._seen[url]
-            yield url, None
-        for url in changed:
-            name, signature = found[url]
-            text = None
-            try:
-                text = read_inside(real_root, name)
-            except PageFetchError as error:
-                _log(f"search index: left out {name}: {error.reason}")
-            except RejectedUrl:
-                _log(f"search index: left out {name}: it now lies outside the tree")
-            if text is None:
-                self._seen.pop(url, None)  # read again once it changes
-            else:
-                self._seen[url] = (name, signature)
-            yield url, text
+
+def _page_texts(
+    real_root: str,
+    gone: list[str],
+    changed: list[str],
+    found: dict[str, tuple[str, Signature]],
+    settled: dict[str, tuple[str, Signature] | None],
+) -> Iterator[tuple[str, str | None]]:
+    """Each URL with its page's text now, or None to leave it out (gone or unreadable), one
+    page at a time; what each URL then holds goes into `settled`."""
+    for url in gone:
+        settled[url] = None
+        yield url, None
+    for url in changed:
+        name = found[url][0]
+        text = None
+        try:
+            text = read_inside(real_root, name)
+        except PageFetchError as error:
+            _log(f"search index: left out {name}: {error.reason}")
+        except RejectedUrl:
+            _log(f"search index: left out {name}: it now lies outside the tree")
+        settled[url] = None if text is None else found[url]
+        yield url, text

@@ -9,10 +9,6 @@ with uvicorn workers) configured by the same variables runs the same route.
   sent in a header: it is refused, not served behind a lock no client can open.
 - `MCP_ENABLED`: true turns a private route on (it needs a token too).
 - `KINETIS_DOCS_PRIVATE`: true, private mode: dark (404) until enabled. Public otherwise.
-
-Both switches read `true`, `1`, `yes` as true and `false`, `0`, `no` or nothing as false,
-in any case; anything else is refused, since a mistyped switch that silently meant "public"
-would open a route its operator meant to keep dark.
 - `KINETIS_DOCS_PAGES_DIR`: a local tree of `*.md`/`*.mdx` to serve instead of the catalogue.
 - `KINETIS_DOCS_RATE_LIMIT`: requests per minute per key (60).
 - `KINETIS_DOCS_RATE_LIMIT_STORAGE`: `memory://` (per instance, the default) or `redis://...`
@@ -21,6 +17,10 @@ would open a route its operator meant to keep dark.
   `X-Forwarded-For` counts (loopback by default).
 - `KINETIS_DOCS_ALLOWED_HOSTS`, `KINETIS_DOCS_ALLOWED_ORIGINS`: more `Host` names and
   `Origin`s accepted on a loopback connection.
+
+Both switches read `true`, `1`, `yes` as true and `false`, `0`, `no` or nothing as false,
+in any case; anything else is refused, since a mistyped switch that silently meant "public"
+would open a route its operator meant to keep dark.
 """
 
 from __future__ import annotations
