@@ -11,10 +11,7 @@ from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, sp
 
 
 def _index(pages: dict[str, str]) -> SearchIndex:
-    index = SearchIndex()
-    for url, text in pages.items():
-        index.put(url, text)
-    return index
+    return SearchIndex().changed(pages.items())
 
 
 def _scores(index: SearchIndex, query: str, limit: int = 20) -> list[tuple[str, int]]:
@@ -90,6 +87,27 @@ def test_the_snippet_falls_back_to_the_description_then_the_first_paragraph() ->
     assert snippets == {"/described": "A short summary.", "/plain": "First paragraph of prose."}
 
 
+@pytest.mark.parametrize("marker", [">", "|", ">-", "|+", ">2", "> # folded"])
+def test_a_title_written_as_a_block_scalar_is_the_block_on_one_line(marker: str) -> None:
+    text = f"---\ntitle: {marker}\n  Getting\n  started\n\nlayout: doc\n---\n# Heading\nword\n"
+    (hit,) = _index({"/a": text}).search("word", 1)
+    assert hit.title == "Getting started"
+
+
+def test_an_empty_block_scalar_title_falls_back_to_the_heading() -> None:
+    (hit,) = _index({"/a": "---\ntitle: >\nlayout: doc\n---\n# Heading\nword\n"}).search("word", 1)
+    assert hit.title == "Heading"
+
+
+@pytest.mark.parametrize("before", ["", "İ" * 200, "İstanbul " * 100])
+def test_the_snippet_shows_the_match_when_lowercasing_lengthens_the_text(before: str) -> None:
+    filler = "lorem ipsum " * 20
+    text = f"# Page\n\n{before}{filler}the needle sits here and then more {filler}\n"
+    (hit,) = _index({"/p": text}).search("needle", 1)
+    assert "the needle sits here" in hit.snippet
+    assert len(hit.snippet) <= SNIPPET_LENGTH
+
+
 def test_frontmatter_is_split_from_the_body() -> None:
     fields, body = split_frontmatter('---\ntitle: "T: x"\nlayout: doc\n---\n# H\n')
     assert fields == {"title": "T: x", "layout": "doc"}
@@ -97,14 +115,24 @@ def test_frontmatter_is_split_from_the_body() -> None:
     assert split_frontmatter("--- not frontmatter\n") == ({}, "--- not frontmatter\n")
 
 
-def test_replacing_and_removing_pages_changes_what_is_found() -> None:
-    index = _index({"/a": "# A\nold words\n"})
-    index.put("/a", "# A\nnew words\n")
-    assert _scores(index, "old") == []
-    assert _scores(index, "new") == [("/a", 1)]
-    index.remove("/a")
-    assert _scores(index, "new") == []
-    assert len(index) == 0
+def test_replacing_and_removing_pages_makes_a_new_snapshot_and_leaves_the_old_one_be() -> None:
+    first = _index({"/a": "# A\nold words\n", "/b": "# B\nkept\n"})
+    second = first.changed([("/a", "# A\nnew words\n")])
+    assert _scores(second, "old") == []
+    assert _scores(second, "new") == [("/a", 1)]
+    assert _scores(first, "old") == [("/a", 1)]  # a search on the old snapshot is unchanged
+    third = second.changed([("/a", None)])
+    assert _scores(third, "new") == []
+    assert _scores(third, "kept") == [("/b", 1)]
+    assert len(third) == 1
+    assert len(second) == 2
+
+
+def test_a_snapshot_changed_without_new_words_still_finds_what_it_holds() -> None:
+    index = _index({"/a": "# A\nalpha beta\n", "/b": "# B\nbeta\n"})
+    index = index.changed([("/b", "# B\nalpha\n")])  # no word comes or goes
+    assert _scores(index, "alpha") == [("/a", 1), ("/b", 1)]
+    assert _scores(index, "beta") == [("/a", 1)]
 
 
 def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:

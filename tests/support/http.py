@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -177,3 +178,22 @@ def clean_environ(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment (or `base`) without any of the route's own settings."""
     env = dict(os.environ if base is None else base)
     return {name: value for name, value in env.items() if not name.startswith(_SETTINGS)}
+
+
+def raw_status(
+    port: int, header_lines: Sequence[str], body: bytes, *, host: str = "127.0.0.1"
+) -> int:
+    """The status of one POST to the route sent byte for byte: `header_lines` as written,
+    repeated names included, which HTTP client libraries merge or refuse."""
+    head = [f"POST {ROUTE} HTTP/1.1", *header_lines, f"Content-Length: {len(body)}"]
+    head += ["Content-Type: application/json", "Connection: close"]
+    request = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+    with socket.create_connection((host, port), timeout=TIMEOUT) as connection:
+        connection.sendall(request)
+        answer = b""
+        while b"\r\n" not in answer:
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return int(answer.split(b" ", 2)[1])

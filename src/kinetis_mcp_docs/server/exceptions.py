@@ -19,7 +19,7 @@ class RejectedUrl(InvalidArguments):
     """A page URL refused before any file is opened; the message is the whole wire message.
 
     `Path traversal rejected` or `Malformed URL parameter`, as the HTTP route's contract
-    words them (JSON-RPC -32602).
+    words them, or `URL too long: ...` (JSON-RPC -32602).
     """
 
 

@@ -30,6 +30,15 @@ def read_page_file(path: str, max_bytes: int = MAX_PAGE_BYTES) -> str:
     except OSError as error:
         raise PageFetchError(path, f"cannot open the file ({error.strerror})") from error
     try:
+        return read_open_page(fd, path, max_bytes)
+    finally:
+        os.close(fd)
+
+
+def read_open_page(fd: int, path: str, max_bytes: int = MAX_PAGE_BYTES) -> str:
+    """The text of the regular file open at `fd` (named `path` in errors), as `read_page_file`
+    reads it; the descriptor is left open."""
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise PageFetchError(path, "not a regular file")
         data = bytearray()
@@ -40,8 +49,6 @@ def read_page_file(path: str, max_bytes: int = MAX_PAGE_BYTES) -> str:
             data += chunk
     except OSError as error:
         raise PageFetchError(path, f"cannot read the file ({error.strerror})") from error
-    finally:
-        os.close(fd)
     if len(data) > max_bytes:
         raise PageFetchError(path, f"the file exceeds {describe_size(max_bytes)}")
     try:

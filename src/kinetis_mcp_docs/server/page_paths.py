@@ -7,6 +7,11 @@ path is split on `/` with empty segments dropped, so a leading slash is optional
 trailing (or doubled) slashes are trimmed. A segment that is `.` or `..`, or that holds a
 NUL, is `Path traversal rejected`, whether it was written plainly or percent-encoded.
 A double-encoded dot (`%252e`) decodes once, to the literal name `%2e`, which is no dot.
+
+A URL longer than `MAX_URL_CHARACTERS` once decoded, or of more than `MAX_SEGMENTS`
+segments, is `URL too long` before any file is looked at: resolving a path costs time in
+its length times its segments, and no page of a documentation site is named by a path
+anywhere near either bound.
 """
 
 from __future__ import annotations
@@ -15,13 +20,20 @@ from .exceptions import RejectedUrl
 
 TRAVERSAL = "Path traversal rejected"
 MALFORMED = "Malformed URL parameter"
+MAX_URL_CHARACTERS = 4096
+MAX_SEGMENTS = 256
+TOO_LONG = f"URL too long: at most {MAX_URL_CHARACTERS} characters and {MAX_SEGMENTS} segments"
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def page_segments(url: str) -> tuple[str, ...]:
-    """The segments `url` names; `RejectedUrl` for a traversal or a malformed URL."""
+    """The segments `url` names; `RejectedUrl` for a traversal, a malformed or a long URL."""
     decoded = percent_decoded(url).replace("\\", "/")
+    if len(decoded) > MAX_URL_CHARACTERS:
+        raise RejectedUrl(TOO_LONG)
     segments = tuple(segment for segment in decoded.split("/") if segment)
+    if len(segments) > MAX_SEGMENTS:
+        raise RejectedUrl(TOO_LONG)
     for segment in segments:
         if segment in (".", "..") or "\0" in segment:
             raise RejectedUrl(TRAVERSAL)

@@ -10,11 +10,17 @@ Checking every body for every token would scan the whole tree per token (about 1
 20 MB). A word index narrows that down without changing the meaning: any occurrence of a
 token lies in the page's text, so each run of word characters in the token lies inside one
 word of that page. The pages holding a word that contains every such run are the only
-candidates, and each candidate is then checked for the token itself.
+candidates, and each candidate is then checked for the token itself. A token that is one
+run of word characters needs no check; one holding anything else can need a pass over
+every page's text, which is why `search_docs` bounds how many different tokens a query has.
 
-Pages are kept as UTF-8 bytes, the original and a lowercased copy: a page holding one
-non-ASCII character would take 2 or 4 bytes per character as a `str`. Substring tests on
-UTF-8 bytes agree with those on code points.
+An index is a snapshot: nothing changes it once built. `changed` builds the next one,
+sharing the pages it keeps, so any number of searches run at once on the snapshot they
+were handed, with no lock, while a change is being indexed.
+
+Pages are kept as UTF-8 bytes, the original (compressed) and a lowercased copy: a page
+holding one non-ASCII character would take 2 or 4 bytes per character as a `str`.
+Substring tests on UTF-8 bytes agree with those on code points.
 """
 
 from __future__ import annotations
@@ -23,18 +29,19 @@ import heapq
 import re
 import zlib
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 SNIPPET_LENGTH = 240
 TITLE_WEIGHT = 4
 MATCH_WEIGHT = 1
-_CACHED_RUNS = 1024
 _MAX_SCORE = 1 << 30
 _SNIPPET_LEAD = 60
 
 _WORD = re.compile(r"\w+")
 _FRONTMATTER_FIELD = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+# A YAML block scalar's header: `>` (folded) or `|` (literal), its indicators, a comment.
+_BLOCK_SCALAR = re.compile(r"[>|][1-9+-]{0,2}(?:\s+#.*)?")
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,12 @@ class _Page:
 
 
 class SearchIndex:
-    """The pages of one site by URL, searchable. Not thread-safe: callers hold a lock."""
+    """The pages of one site by URL, searchable: a snapshot no one changes.
+
+    `changed` makes a new snapshot, sharing every page it did not change; searches run on
+    whichever snapshot they were handed, from any number of threads at once, and never
+    wait for a change to be indexed.
+    """
 
     def __init__(self) -> None:
         self._pages: dict[int, _Page] = {}
@@ -75,30 +87,47 @@ class SearchIndex:
         # word -> bitmask of the slots holding it. A page's own word set is not kept (it
         # would take several times the text): removing a page finds its words again.
         self._words: dict[str, int] = {}
+        # Every word on one line, for one `find` per run of word characters instead of a
+        # test per word; `_starts` holds where each line starts, `_ordered` its word.
         self._vocabulary = ""
         self._starts: list[int] = []
         self._ordered: list[str] = []
-        self._stale_vocabulary = False
-        self._runs: dict[str, int] = {}
-        # Every page's folded title and URL on one line each, in slot order, for one `find`
-        # per token instead of a test per page; rebuilt after a change.
-        self._labels = ""
-        self._label_starts: list[int] = []
-        self._label_slots: list[int] = []
-        self._title_ends: list[int] = []
         self._by_rank: list[int] = []  # slots in URL order
         self._url_rank: dict[int, int] = {}
-        self._stale_labels = False
 
     def __len__(self) -> int:
         return len(self._pages)
 
-    def urls(self) -> list[str]:
-        return sorted(self._slot_of)
+    def changed(self, updates: Iterable[tuple[str, str | None]]) -> SearchIndex:
+        """A new snapshot: each `(url, text)` indexed as the page at `url`, replacing what
+        was there, and each `(url, None)` removed. `updates` is read once, one page at a
+        time, so a generator reading files never holds more than one page's text."""
+        index = SearchIndex()
+        index._pages = dict(self._pages)
+        index._slot_of = dict(self._slot_of)
+        index._free = list(self._free)
+        index._next_slot = self._next_slot
+        index._every = self._every
+        index._words = dict(self._words)
+        vocabulary_changed = False
+        for url, text in updates:
+            vocabulary_changed |= index._remove(url)
+            if text is not None:
+                vocabulary_changed |= index._put(url, text)
+        if vocabulary_changed:
+            index._index_vocabulary()
+        else:
+            index._vocabulary, index._starts, index._ordered = (
+                self._vocabulary,
+                self._starts,
+                self._ordered,
+            )
+        index._by_rank = sorted(index._pages, key=lambda slot: index._pages[slot].url)
+        index._url_rank = {slot: rank for rank, slot in enumerate(index._by_rank)}
+        return index
 
-    def put(self, url: str, text: str) -> None:
-        """Index `text` as the page at `url`, replacing what was there."""
-        self.remove(url)
+    def _put(self, url: str, text: str) -> bool:
+        """Index `text` at `url` (not indexed); whether a word new to the site came with it."""
         if self._free:
             slot = self._free.pop()
         else:
@@ -106,39 +135,54 @@ class SearchIndex:
             self._next_slot += 1
         page = _Page(url, text)
         bit = 1 << slot
+        new_word = False
         for word in _words_in(page):
             held = self._words.get(word)
             if held is None:
-                self._stale_vocabulary = True
+                new_word = True
                 self._words[word] = bit
             else:
                 self._words[word] = held | bit
         self._pages[slot] = page
         self._every |= bit
         self._slot_of[url] = slot
-        self._runs.clear()
-        self._stale_labels = True
+        return new_word
 
-    def remove(self, url: str) -> None:
+    def _remove(self, url: str) -> bool:
+        """Remove the page at `url`, if any; whether a word left the site with it."""
         slot = self._slot_of.pop(url, None)
         if slot is None:
-            return
+            return False
         bit = 1 << slot
+        gone_word = False
         for word in _words_in(self._pages[slot]):
             left = self._words[word] & ~bit
             if left:
                 self._words[word] = left
             else:
                 del self._words[word]
-                self._stale_vocabulary = True
+                gone_word = True
         del self._pages[slot]
         self._every &= ~bit
         self._free.append(slot)
-        self._runs.clear()
-        self._stale_labels = True
+        return gone_word
+
+    def _index_vocabulary(self) -> None:
+        self._ordered = list(self._words)
+        self._vocabulary = "\n".join(self._ordered)
+        self._starts = []
+        position = 0
+        for word in self._ordered:
+            self._starts.append(position)
+            position += len(word) + 1
 
     def search(self, query: str, limit: int) -> list[Hit]:
-        """The best `limit` pages for `query`, best first."""
+        """The best `limit` pages for `query`, best first.
+
+        The work is linear in the site's text for each distinct token that is not one run of
+        word characters (each is checked in every page the word index leaves), so callers
+        bound the number of distinct tokens.
+        """
         tokens = query.lower().split()
         scores: dict[int, int] = {}
         for token in dict.fromkeys(tokens):  # a repeated token scores again, found once
@@ -158,49 +202,25 @@ class SearchIndex:
                 scores[slot] = scores.get(slot, 0) + (TITLE_WEIGHT + MATCH_WEIGHT) * weight
             for slot in _slots(found & ~in_title):
                 scores[slot] = scores.get(slot, 0) + MATCH_WEIGHT * weight
-        self._refresh_labels()
         rank = self._url_rank
         # One integer per page orders by score, then URL: the top few come out of a heap.
         keys = [(_MAX_SCORE - score) << 32 | rank[slot] for slot, score in scores.items()]
         hits = []
         for key in heapq.nsmallest(limit, keys):
             page = self._pages[self._by_rank[key & 0xFFFFFFFF]]
-            hits.append(
-                Hit(page.title, page.url, self._snippet(page, tokens), _MAX_SCORE - (key >> 32))
-            )
+            hits.append(Hit(page.title, page.url, _snippet(page, tokens), _MAX_SCORE - (key >> 32)))
         return hits
 
     def _label_hits(self, token: str) -> tuple[int, int]:
-        """Bitmasks of the pages whose title, and whose URL, contains `token`."""
-        self._refresh_labels()
+        """Bitmasks of the pages whose title contains `token`, and of the others whose URL
+        does (a title hit already scores the +1 a URL hit would)."""
         in_title = in_url = 0
-        found = self._labels.find(token)
-        while found >= 0:
-            index = bisect_right(self._label_starts, found) - 1
-            bit = 1 << self._label_slots[index]
-            if found < self._title_ends[index]:
-                in_title |= bit
-            else:
-                in_url |= bit
-            found = self._labels.find(token, found + 1)
+        for slot, page in self._pages.items():
+            if token in page.folded_title:
+                in_title |= 1 << slot
+            elif token in page.folded_url:
+                in_url |= 1 << slot
         return in_title, in_url
-
-    def _refresh_labels(self) -> None:
-        if self._stale_labels:
-            self._by_rank = sorted(self._pages, key=lambda slot: self._pages[slot].url)
-            self._url_rank = {slot: rank for rank, slot in enumerate(self._by_rank)}
-            lines = []
-            self._label_starts, self._label_slots, self._title_ends = [], [], []
-            position = 0
-            for slot, page in self._pages.items():
-                self._label_starts.append(position)
-                self._label_slots.append(slot)
-                self._title_ends.append(position + len(page.folded_title))
-                line = f"{page.folded_title}\n{page.folded_url}\n"
-                lines.append(line)
-                position += len(line)
-            self._labels = "".join(lines)
-            self._stale_labels = False
 
     def _candidates(self, token: str) -> int:
         """A bitmask of the pages whose body may contain `token` (a superset)."""
@@ -210,18 +230,6 @@ class SearchIndex:
         return mask
 
     def _pages_with_run(self, run: str) -> int:
-        cached = self._runs.get(run)
-        if cached is not None:
-            return cached
-        if self._stale_vocabulary:
-            self._ordered = list(self._words)
-            self._vocabulary = "\n".join(self._ordered)
-            self._starts = []
-            position = 0
-            for word in self._ordered:
-                self._starts.append(position)
-                position += len(word) + 1
-            self._stale_vocabulary = False
         mask = 0
         found = self._vocabulary.find(run)
         while found >= 0:
@@ -231,26 +239,38 @@ class SearchIndex:
             if following == len(self._starts) or mask == self._every:
                 break
             found = self._vocabulary.find(run, self._starts[following])
-        if len(self._runs) >= _CACHED_RUNS:
-            self._runs.clear()
-        self._runs[run] = mask
         return mask
 
-    def _snippet(self, page: _Page, tokens: list[str]) -> str:
-        """Around the first body occurrence of a token, else the description or first paragraph."""
-        if not tokens:
-            return page.fallback
-        body = zlib.decompress(page.body).decode("utf-8", "surrogatepass")
-        folded = body.lower()
-        first = min(
-            (found for found in (folded.find(token) for token in tokens) if found >= 0),
-            default=-1,
-        )
-        if first < 0:
-            return page.fallback
-        if len(folded) != len(body):  # lowercasing changed lengths: find it in the original
-            first = min(first, len(body))
-        return around(body, first)
+
+def _snippet(page: _Page, tokens: list[str]) -> str:
+    """Around the first body occurrence of a token, else the description or first paragraph."""
+    if not tokens:
+        return page.fallback
+    body = zlib.decompress(page.body).decode("utf-8", "surrogatepass")
+    folded = body.lower()
+    first = min(
+        (found for found in (folded.find(token) for token in tokens) if found >= 0),
+        default=-1,
+    )
+    if first < 0:
+        return page.fallback
+    if len(folded) != len(body):
+        first = _unfolded_position(body, first)
+    return around(body, first)
+
+
+def _unfolded_position(text: str, folded_position: int) -> int:
+    """Where in `text` the character lies that `text.lower()` has at `folded_position`.
+
+    Lowercasing can lengthen a text (`İ` becomes two code points), and never shortens one:
+    so the position is found by counting what each character becomes.
+    """
+    count = 0
+    for position, char in enumerate(text):
+        count += len(char.lower())
+        if count > folded_position:
+            return position
+    return len(text)
 
 
 def _slots(mask: int) -> Iterator[int]:
@@ -267,7 +287,11 @@ def _words_in(page: _Page) -> set[str]:
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
-    """A page's YAML frontmatter as flat `key: value` strings, and the text after it."""
+    """A page's YAML frontmatter as flat `key: value` strings, and the text after it.
+
+    A top-level value on its own line, quoted or not, or a block scalar (`key: >` or
+    `key: |` and the indented lines below it, joined on one line); nothing else of YAML.
+    """
     if not text.startswith("---"):
         return {}, text
     first_break = text.find("\n")
@@ -283,10 +307,24 @@ def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
     if end < 0:
         return {}, text
     fields: dict[str, str] = {}
-    for line in text[first_break + 1 : end].splitlines():
-        matched = _FRONTMATTER_FIELD.match(line)
-        if matched:
-            fields.setdefault(matched.group(1), _unquoted(matched.group(2)))
+    lines = text[first_break + 1 : end].splitlines()
+    index = 0
+    while index < len(lines):
+        matched = _FRONTMATTER_FIELD.match(lines[index])
+        index += 1
+        if not matched:
+            continue
+        value = matched.group(2)
+        if _BLOCK_SCALAR.fullmatch(value):
+            # `title: >` or `|`: the value is the indented lines below, on one line here.
+            block = []
+            while index < len(lines) and (not lines[index].strip() or lines[index][0] in " \t"):
+                block.append(lines[index].strip())
+                index += 1
+            value = " ".join(part for part in block if part)
+        else:
+            value = _unquoted(value)
+        fields.setdefault(matched.group(1), value)
     line_end = text.find("\n", end + 1)
     return fields, "" if line_end < 0 else text[line_end + 1 :]
 

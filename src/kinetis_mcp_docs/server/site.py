@@ -1,55 +1,54 @@
 """The pages the HTTP route serves by URL path, and the search index over them.
 
-Two page sets answer the same questions — which file or page a path names, its text, and
-a search over all of them:
+Two page sets answer the same questions — the text of the page a path names, and a search
+over all of them:
 
 - `CataloguePages`: the Kinetis catalogue, each page read live through the application's
   page source (the bounded fetcher); `/<slug>` is `kinetis://docs/<slug>`, and `/` is the
   index. Its search index is rebuilt at most every `ttl` seconds, fetching the pages
   concurrently; the previous index answers while a rebuild runs, and a page that fails to
-  fetch is left out of that build and logged.
-- `TreePages`: a local tree, where every `*.md` and `*.mdx` file is a page: `/a/b` is
-  `a/b.md`, `a/b.mdx`, `a/b/index.md` or `a/b/index.mdx`, the first that exists. Every
-  candidate is resolved (symlinks followed) and must lie inside the root before it is
-  opened; one that does not is `Path traversal rejected`. A changed file is seen by the
+  fetch is left out of that build and logged. A rebuild that fails altogether is logged
+  and tried again a `ttl` later, not on every search.
+- `TreePages`: a local tree (see `tree_files` for which file a path names and how it is
+  read). The root is kept as given and resolved on every read, so a root that is a
+  symlink swapped to a new release is followed at once. A changed file is seen by the
   next search: with inotify (Linux) each search asks the kernel whether anything changed,
   elsewhere it looks at the tree again (a walk and a `stat` per file); only changed files
   are read again. Nothing outside the root is indexed.
+
+Searches never hold a lock: each runs on the index snapshot current when it started, and a
+change is indexed into a new snapshot swapped in whole (see `search_index`). Only bringing
+a tree's snapshot up to date is done one search at a time.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+import traceback
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from . import catalogue
 from .exceptions import PageUnavailable, RejectedUrl
-from .localdocs import read_page_file
-from .page_paths import TRAVERSAL, page_path
 from .pages import PageFetchError, PageSource
 from .search_index import Hit, SearchIndex
+from .tree_files import PageFiles, Signature, read_inside, read_page
 from .tree_watch import TreeWatch
 
 INDEX_TTL_SECONDS = 60.0
-_EXTENSIONS = (".md", ".mdx")
 _FETCH_WORKERS = 8
 
 
 class SitePages(Protocol):
     """A set of pages addressed by URL path."""
 
-    def resolve(self, segments: tuple[str, ...]) -> str | None:
-        """The page `segments` names (a key for `read`), or None; `RejectedUrl` if refused."""
-        ...
-
-    def read(self, key: str, path: str) -> str:
-        """The page's text exactly as stored; `PageUnavailable` (naming `path`) on failure."""
+    def read(self, segments: tuple[str, ...], path: str) -> str | None:
+        """The text, exactly as stored, of the page `segments` names, or None when there is
+        none; `RejectedUrl` if refused, `PageUnavailable` (naming `path`) on failure."""
         ...
 
     def search(self, query: str, limit: int) -> list[Hit]:
@@ -66,9 +65,16 @@ def _log(message: str) -> None:
 class CataloguePages:
     """The catalogue, read live through a page source."""
 
-    def __init__(self, source: Callable[[], PageSource], *, ttl: float = INDEX_TTL_SECONDS) -> None:
+    def __init__(
+        self,
+        source: Callable[[], PageSource],
+        *,
+        ttl: float = INDEX_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._source = source
         self._ttl = ttl
+        self._clock = clock
         self._lock = threading.Lock()  # guards the fields below, never held over a fetch
         self._index: SearchIndex | None = None
         self._built_at = 0.0
@@ -76,35 +82,31 @@ class CataloguePages:
         self._first_build = threading.Lock()
         self._closed = False
 
-    def resolve(self, segments: tuple[str, ...]) -> str | None:
+    def read(self, segments: tuple[str, ...], path: str) -> str | None:
         if not segments:
-            return "index"
-        if len(segments) == 1 and segments[0] in catalogue.SLUGS:
-            return segments[0]
-        return None
-
-    def read(self, key: str, path: str) -> str:
+            slug = "index"
+        elif len(segments) == 1 and segments[0] in catalogue.SLUGS:
+            slug = segments[0]
+        else:
+            return None
         try:
-            return self._source().fetch(key)
+            return self._source().fetch(slug)
         except PageFetchError as error:
             raise PageUnavailable(path, error.url, error.reason) from error
 
     def search(self, query: str, limit: int) -> list[Hit]:
-        index = self._current_index()
-        with self._lock:
-            return index.search(query, limit)
+        return self._current_index().search(query, limit)
 
     def close(self) -> None:
+        # A rebuild under way is not waited for: closing the page source, next, ends its
+        # fetches, and what it built is never used.
         with self._lock:
             self._closed = True
-            rebuild = self._rebuild
-        if rebuild is not None:
-            rebuild.join()
 
     def _current_index(self) -> SearchIndex:
         with self._lock:
             index = self._index
-            due = index is not None and time.monotonic() - self._built_at >= self._ttl
+            due = index is not None and self._clock() - self._built_at >= self._ttl
             if due and self._rebuild is None and not self._closed:
                 self._rebuild = threading.Thread(
                     target=self._rebuild_in_background, name="kinetis-docs index", daemon=True
@@ -118,26 +120,34 @@ class CataloguePages:
                     return self._index
             built = self._build()
             with self._lock:
-                self._index, self._built_at = built, time.monotonic()
+                self._index, self._built_at = built, self._clock()
             return built
 
     def _rebuild_in_background(self) -> None:
+        built = None
         try:
             built = self._build()
-            with self._lock:
-                self._index, self._built_at = built, time.monotonic()
-        finally:
-            with self._lock:
-                self._rebuild = None
+        except Exception:  # noqa: BLE001 - a failed rebuild must not kill the thread silently
+            if not self._closed:
+                _log("search index: the rebuild failed; the previous index answers meanwhile")
+                traceback.print_exc(file=sys.stderr)
+        with self._lock:
+            # Tried again a ttl from now, whether it worked or not: a rebuild that fails
+            # must not start another on every search.
+            self._built_at = self._clock()
+            if built is not None:
+                self._index = built
+            self._rebuild = None
 
     def _build(self) -> SearchIndex:
-        index = SearchIndex()
         slugs = [slug for slug, _, _ in catalogue.PAGES]
         with ThreadPoolExecutor(_FETCH_WORKERS, thread_name_prefix="kinetis-docs fetch") as pool:
             texts = list(pool.map(self._fetched_or_none, slugs))
-        for slug, text in zip(slugs, texts, strict=True):
-            if text is not None:
-                index.put(catalogue_url(slug), text)
+        index = SearchIndex().changed(
+            (catalogue_url(slug), text)
+            for slug, text in zip(slugs, texts, strict=True)
+            if text is not None
+        )
         release_freed_memory()
         return index
 
@@ -145,7 +155,8 @@ class CataloguePages:
         try:
             return self._source().fetch(slug)
         except PageFetchError as error:
-            _log(f"search index: left out {error.url}: {error.reason}")
+            if not self._closed:
+                _log(f"search index: left out {error.url}: {error.reason}")
             return None
 
 
@@ -173,150 +184,108 @@ class TreePages:
     """Every `*.md` and `*.mdx` file under `root`, read from disk on every call."""
 
     def __init__(self, root: str) -> None:
-        self.root = os.path.realpath(root)
-        self._lock = threading.Lock()
+        # As given, not resolved: a root that is a symlink is followed where it leads now.
+        self.root = os.path.abspath(root)  # noqa: PTH100 - str paths throughout
+        self._lock = threading.Lock()  # one refresh at a time; never held over a search
         self._index = SearchIndex()
-        self._seen: dict[str, tuple[str, tuple[int, ...]]] = {}  # url -> (file, signature)
-        self._urls: dict[str, str | None] = {}  # file from the root -> its URL, if it has one
+        self._real_root: str | None = None  # the root as the index was last brought up to
+        self._seen: dict[str, tuple[str, Signature]] = {}  # url -> (file, signature) indexed
+        self._files = PageFiles()
         self._watch: TreeWatch | None = None
-        self._scanned = False
+        self._polling = False  # no inotify here: every search looks at the disk
+        self._stale = True  # the next search must look at the disk whatever inotify says
 
-    def resolve(self, segments: tuple[str, ...]) -> str | None:
-        base = os.path.join(self.root, *segments)  # noqa: PTH118 - str paths for os.open
-        names = [base + extension for extension in _EXTENSIONS] if segments else []
-        names += [os.path.join(base, "index" + extension) for extension in _EXTENSIONS]  # noqa: PTH118
-        for name in names:
-            real = os.path.realpath(name)
-            if not self._inside(real):
-                raise RejectedUrl(TRAVERSAL)
-            if os.path.isfile(real):  # noqa: PTH113 - str paths throughout, as in os.walk
-                return real
-        return None
-
-    def read(self, key: str, path: str) -> str:
+    def read(self, segments: tuple[str, ...], path: str) -> str | None:
         try:
-            return read_page_file(key)
+            return read_page(os.path.realpath(self.root), segments)
         except PageFetchError as error:
             raise PageUnavailable(path, error.url, error.reason) from error
 
     def search(self, query: str, limit: int) -> list[Hit]:
-        with self._lock:
-            self._refresh()
-            return self._index.search(query, limit)
+        return self._current_index().search(query, limit)
 
     def close(self) -> None:
         with self._lock:
-            if self._watch is not None:
-                self._watch.close()
-                self._watch = None
+            self._stop_watching()
 
-    def _inside(self, real: str) -> bool:
-        return real == self.root or real.startswith(self.root + os.sep)
+    def _stop_watching(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+        self._polling = True
 
-    def _refresh(self) -> None:
-        """Bring the index up to the tree as it is now: read only what changed.
+    def _current_index(self) -> SearchIndex:
+        """The index of the tree as it is now: only what changed is read again.
 
-        With inotify, a search that finds no event queued knows the tree is as it was; the
-        queue is emptied before the tree is looked at, so a change made during the look
-        is seen by the next search.
+        With inotify, a search that finds no event queued (and the root leading where it
+        did) knows the tree is as it was; the queue is emptied before the tree is looked
+        at, so a change made during the look is seen by the next search.
         """
-        if self._watch is not None and not self._watch.changed() and self._scanned:
-            return
-        if not self._scanned:
+        with self._lock:
+            real_root = os.path.realpath(self.root)
+            moved = real_root != self._real_root
+            if moved or self._stale or self._watch is None or self._watch.changed():
+                self._refresh(real_root)
+            return self._index
+
+    def _refresh(self, real_root: str) -> None:
+        self._stale = True  # until this refresh is done: one that fails is done again
+        if self._watch is None and not self._polling:
             try:
                 self._watch = TreeWatch()
             except OSError:
-                self._watch = None  # every search looks at the disk
-        directories: list[str] = []
-        found = dict(self._pages_on_disk(directories))
-        if self._watch is not None and not all(map(self._watch.watch, directories)):
-            _log(
-                "search index: cannot watch the tree (inotify limit?); checking it on every search"
-            )
-            self._watch.close()
-            self._watch = None
-        self._scanned = True
-        for url in [url for url in self._seen if url not in found]:
-            del self._seen[url]
-            self._index.remove(url)
-        changed = False
-        for url, (name, signature) in found.items():
-            if self._seen.get(url) == (name, signature):
-                continue
-            changed = True
-            try:
-                text = read_page_file(name)
-            except PageFetchError as error:
-                _log(f"search index: left out {name}: {error.reason}")
-                self._seen.pop(url, None)
-                self._index.remove(url)
-                continue
-            self._seen[url] = (name, signature)
-            self._index.put(url, text)
-        if changed:
-            release_freed_memory()
-
-    def _pages_on_disk(
-        self, directories: list[str]
-    ) -> Iterator[tuple[str, tuple[str, tuple[int, ...]]]]:
-        """(url, (file, signature)) for every page file, as `resolve` would find it; every
-        directory walked is added to `directories`."""
-        files: dict[str, os.DirEntry[str]] = {}  # path from the root, "/"-separated
-        self._collect(self.root, "", files, directories)
-        if files.keys() != self._urls.keys():  # which file a URL names changes only then
-            self._urls = {relative: _url_of(relative, files) for relative in files}
-        for relative, entry in files.items():
-            url = self._urls[relative]
-            if url is None:
-                continue
-            try:
-                # Only a symlink can lead out: walking never enters a symlinked directory.
-                real = os.path.realpath(entry.path) if entry.is_symlink() else entry.path
-                if not self._inside(real):
-                    continue  # a symlink out of the tree: never indexed
-                status = entry.stat()
-            except OSError:
-                continue
-            if not stat.S_ISREG(status.st_mode):
-                continue
-            signature = (status.st_mtime_ns, status.st_size, status.st_ino, status.st_ctime_ns)
-            yield url, (real, signature)
-
-    def _collect(
-        self,
-        directory: str,
-        prefix: str,
-        files: dict[str, os.DirEntry[str]],
-        directories: list[str],
-    ) -> None:
-        directories.append(directory)
+                self._polling = True
+        watch = self._watch
         try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            return
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                self._collect(entry.path, f"{prefix}{entry.name}/", files, directories)
-            elif entry.name.endswith(_EXTENSIONS):
-                files[prefix + entry.name] = entry
+            if watch is not None:
+                watch.begin()
+            found, root_watched = self._files.walk(real_root, watch)
+            if watch is not None:
+                watch.end()
+        except OSError as error:
+            _log(f"search index: cannot watch the tree ({error}); checking it on every search")
+            self._stop_watching()
+            found, root_watched = self._files.walk(real_root, None)
+        self._real_root = real_root
+        gone = [url for url in self._seen if url not in found]
+        changed = [url for url, seen in found.items() if self._seen.get(url) != seen]
+        if gone or changed:
+            # What each URL holds once the new index is in: recorded only then, so an index
+            # that failed to build leaves `_seen` describing the index still in use.
+            settled: dict[str, tuple[str, Signature] | None] = {}
+            texts = _page_texts(real_root, gone, changed, found, settled)
+            self._index = self._index.changed(texts)
+            for url, seen in settled.items():
+                if seen is None:
+                    self._seen.pop(url, None)  # gone, or read again once it changes
+                else:
+                    self._seen[url] = seen
+            release_freed_memory()
+        # A root that could not be watched (gone, say) has no parent watched to tell when
+        # it comes back: look at it again on the next search.
+        self._stale = not root_watched
 
 
-def _url_of(relative: str, files: Mapping[str, object]) -> str | None:
-    """The URL path `resolve` maps to the file at `relative`, or None when another wins it."""
-    stem = relative.rsplit(".", 1)[0]
-    urls = [stem]
-    if stem == "index" or stem.endswith("/index"):
-        urls.insert(0, stem[: -len("index")].rstrip("/"))
-    for url in urls:
-        for candidate in _candidates(url):
-            if candidate in files:
-                if candidate == relative:
-                    return page_path(tuple(url.split("/")) if url else ())
-                break
-    return None
-
-
-def _candidates(url: str) -> list[str]:
-    names = [url + extension for extension in _EXTENSIONS] if url else []
-    prefix = f"{url}/" if url else ""
-    return names + [f"{prefix}index{extension}" for extension in _EXTENSIONS]
+def _page_texts(
+    real_root: str,
+    gone: list[str],
+    changed: list[str],
+    found: dict[str, tuple[str, Signature]],
+    settled: dict[str, tuple[str, Signature] | None],
+) -> Iterator[tuple[str, str | None]]:
+    """Each URL with its page's text now, or None to leave it out (gone or unreadable), one
+    page at a time; what each URL then holds goes into `settled`."""
+    for url in gone:
+        settled[url] = None
+        yield url, None
+    for url in changed:
+        name = found[url][0]
+        text = None
+        try:
+            text = read_inside(real_root, name)
+        except PageFetchError as error:
+            _log(f"search index: left out {name}: {error.reason}")
+        except RejectedUrl:
+            _log(f"search index: left out {name}: it now lies outside the tree")
+        settled[url] = None if text is None else found[url]
+        yield url, text

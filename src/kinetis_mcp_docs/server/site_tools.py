@@ -2,17 +2,19 @@
 
 Their definitions are the contract's, word for word but for the product's name. A result
 is one text block holding a JSON document written with two-space indentation; a failure
-the tool reports itself (an empty query, a page not found, an unknown tool name) is a
-text block with `isError: true`.
+the tool reports itself (an empty query, a page not found, a tool name that is not one of
+the two, whatever its type) is a text block with `isError: true`.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import TYPE_CHECKING
 
 from .page_paths import page_path, page_segments
-from .tools import Number, Text, Tool, Toolset, input_schema
+from .tools import Argument, Text, Tool, Toolset, input_schema
 
 if TYPE_CHECKING:
     from .site import SitePages
@@ -22,9 +24,81 @@ SEARCH_DOCS = "search_docs"
 FETCH_PAGE = "fetch_page"
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
+# A query's cost grows with its distinct words (each may take a pass over every page's
+# text); no one types a search of more than a few, and even a pasted sentence stays under
+# both. Beyond them the tool says so, as it says an empty query is no query: a result the
+# agent reads and can act on. The schema is the contract's and declares no bound, so a
+# query over them is no malformed request (-32602).
+MAX_QUERY_CHARACTERS = 1000
+MAX_QUERY_WORDS = 32
+QUERY_TOO_LONG = (
+    f"Query too long: at most {MAX_QUERY_CHARACTERS} characters "
+    f"and {MAX_QUERY_WORDS} different words."
+)
+
+# What JavaScript's `Number(text)` reads as a number, after trimming its whitespace.
+_JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
+    map(chr, range(0x2000, 0x200B))
+)
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INFINITY = re.compile(r"([+-]?)Infinity")
+_RADIX = re.compile(r"0(?:[xX](?P<x>[0-9a-fA-F]+)|[oO](?P<o>[0-7]+)|[bB](?P<b>[01]+))")
+_BASES = {"x": 16, "o": 8, "b": 2}
+
+
+def js_number(value: object) -> float | None:
+    """`value` as the number JavaScript's `Number(value)` makes of a number or a numeric
+    string (`"10"`, `" 2.5e1 "`, `"0x10"`, `"-Infinity"`); None for anything else: other
+    strings (`""` included, which JavaScript reads as 0), `null`, booleans, arrays,
+    objects, and NaN."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return None if math.isnan(value) else value  # a host in-process can pass NaN
+    if not isinstance(value, str):
+        return None
+    text = value.strip(_JS_SPACE)
+    if _DECIMAL.fullmatch(text):
+        return float(text)  # a literal too large for a float is an infinity, as in JavaScript
+    infinity = _INFINITY.fullmatch(text)
+    if infinity:
+        return -math.inf if infinity.group(1) == "-" else math.inf
+    radix = _RADIX.fullmatch(text)
+    if radix:
+        base = next(name for name in _BASES if radix.group(name))
+        return int(radix.group(base), _BASES[base])
+    return None
+
+
+class LenientNumber(Argument):
+    """A `number` that is never refused: floored and clamped to [low, high], a numeric string
+    read as JavaScript reads it, anything else the schema's default."""
+
+    __slots__ = ("high", "low")
+
+    def __init__(self, name: str, schema: dict[str, object], *, low: int, high: int) -> None:
+        super().__init__(name, schema)
+        self.low = low
+        self.high = high
+
+    def problem(self, value: object) -> str | None:  # noqa: ARG002 - nothing is refused
+        return None
+
+    def take(self, arguments: Arguments) -> int:
+        default = self.schema["default"]
+        assert isinstance(default, int)  # noqa: S101 - the schema is written that way
+        number = js_number(arguments.get(self.name, default))
+        if number is None:
+            return default
+        if math.isinf(number):
+            return self.high if number > 0 else self.low
+        return max(self.low, min(self.high, math.floor(number)))
+
 
 QUERY = Text("query", {"type": "string", "description": "Free-text search query."})
-LIMIT = Number(
+LIMIT = LenientNumber(
     "limit",
     {
         "type": "number",
@@ -84,6 +158,8 @@ class SearchDocs(_SiteTool):
         limit = LIMIT.take(arguments)
         if query is None or not query.split():
             return text_result("Missing or empty query.", is_error=True)
+        if len(query) > MAX_QUERY_CHARACTERS or len(set(query.lower().split())) > MAX_QUERY_WORDS:
+            return text_result(QUERY_TOO_LONG, is_error=True)
         hits = self._pages.search(query, limit)
         results = [{"title": hit.title, "url": hit.url, "snippet": hit.snippet} for hit in hits]
         return _document({"query": query, "results": results})
@@ -99,8 +175,8 @@ class FetchPage(_SiteTool):
             {
                 "name": FETCH_PAGE,
                 "description": (
-                    "Fetch the raw Markdown or MDX content of a documentation page by URL path "
-                    '(for example, "/agent-workflow").'
+                    "Fetch the raw MDX content of a documentation page by URL path "
+                    '(for example, "/getting-started/introduction").'
                 ),
                 "inputSchema": input_schema((URL,), ("url",), closed=False),
             },
@@ -110,16 +186,30 @@ class FetchPage(_SiteTool):
     def call(self, arguments: Arguments) -> Result:
         segments = page_segments(URL.take(FETCH_PAGE, arguments))
         path = page_path(segments)
-        key = self._pages.resolve(segments)
-        if key is None:
+        content = self._pages.read(segments, path)
+        if content is None:
             return text_result(f"Page not found: {path}", is_error=True)
-        return _document({"url": path, "content": self._pages.read(key, path)})
+        return _document({"url": path, "content": content})
 
 
-def _unknown_tool(name: str) -> Result:
-    return text_result(f"Unknown tool: {name}", is_error=True)
+def _unknown_tool(name: object) -> Result:
+    # A name that is not a string (or none at all, `null`) is shown as the JSON it was.
+    shown = name if isinstance(name, str) else json.dumps(name, ensure_ascii=False)
+    return text_result(f"Unknown tool: {shown}", is_error=True)
+
+
+class SiteToolset(Toolset):
+    """The route's toolset: any `name` that is not one of its tools — missing, `null`, a
+    number — is the contract's unknown tool, a result with `isError: true`."""
+
+    __slots__ = ()
+
+    def call(self, name: object, arguments: object = None) -> Result:
+        if not isinstance(name, str):
+            return _unknown_tool(name)
+        return super().call(name, arguments)
 
 
 def site_toolset(pages: SitePages) -> Toolset:
     """Both tools over `pages`; an unknown tool name is a result with `isError: true`."""
-    return Toolset((SearchDocs(pages), FetchPage(pages)), _unknown_tool)
+    return SiteToolset((SearchDocs(pages), FetchPage(pages)), _unknown_tool)

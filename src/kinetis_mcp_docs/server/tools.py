@@ -6,8 +6,8 @@ typed values, before any page is read, then runs. A `Toolset` is the tools one s
 offers: it resolves a tool's name once and says what an unknown name is.
 
 The server validates arguments itself rather than trusting the client to have done it.
-Each kind of argument (`Text`, `Integer`, `Number`) checks a value against its schema and
-returns it typed; a value outside the schema is `InvalidArguments`.
+Each kind of argument (`Text`, `Integer`) checks a value against its schema and returns it
+typed; a value outside the schema is `InvalidArguments`.
 """
 
 from __future__ import annotations
@@ -99,41 +99,6 @@ class Integer(Argument):
         value = arguments[self.name] if self.present(tool, arguments) else self.schema["default"]
         assert isinstance(value, int)  # noqa: S101 - checked, or the schema's own default
         return value
-
-
-class Number(Argument):
-    """A lenient `number`: floored and clamped to [low, high]; anything not numeric is the default.
-
-    Never refuses: a client that sends `"10"` or `null` still gets a result.
-    """
-
-    __slots__ = ("high", "low")
-
-    def __init__(self, name: str, schema: dict[str, object], *, low: int, high: int) -> None:
-        super().__init__(name, schema)
-        self.low = low
-        self.high = high
-
-    def problem(self, value: object) -> str | None:  # noqa: ARG002 - nothing is refused
-        return None
-
-    def take(self, arguments: Arguments) -> int:
-        default = self.schema["default"]
-        assert isinstance(default, int)  # noqa: S101 - the schema is written that way
-        value = arguments.get(self.name, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return default
-        if isinstance(value, float):
-            import math  # noqa: PLC0415 - only a lenient number needs it
-
-            # JSON cannot carry NaN or an infinity; a host calling in-process can.
-            if math.isnan(value):
-                return default
-            if math.isinf(value):
-                return self.high if value > 0 else self.low
-        return max(
-            self.low, min(self.high, math.floor(value) if isinstance(value, float) else value)
-        )
 
 
 def input_schema(

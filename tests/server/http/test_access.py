@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.server.http.conftest import UNLIMITED, StartHttp
-from tests.support.http import HttpServer
+from tests.support.http import HttpServer, raw_status
 
 TOKEN = "s3cret-token-\u00e9"  # non-ASCII on purpose: compared as bytes
 CHALLENGE = 'Bearer realm="kinetis-mcp-docs"'
@@ -140,3 +141,83 @@ def test_binding_beyond_loopback_without_a_token_prints_a_warning(
     local = start_http("--docs-dir", str(docs_tree))
     for server in (guarded, local):
         assert "warning" not in server.output
+
+
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+
+
+@pytest.mark.parametrize(
+    ("lines", "status"),
+    [
+        (["Host: 127.0.0.1", "Host: evil.example"], 421),
+        (["Host: evil.example", "Host: 127.0.0.1"], 421),
+        (["Host: 127.0.0.1", "Host: 127.0.0.1"], 421),
+        (["Host: 127.0.0.1", "Origin: http://localhost", "Origin: https://evil.example"], 403),
+        (["Host: 127.0.0.1", "Origin: https://evil.example", "Origin: http://localhost"], 403),
+        (["Host: 127.0.0.1", "Origin: http://localhost"], 200),
+    ],
+)
+def test_a_host_or_origin_sent_twice_is_refused_whichever_copy_comes_first(
+    tree_server: HttpServer, lines: list[str], status: int
+) -> None:
+    assert raw_status(tree_server.port, lines, PING) == status
+
+
+def test_authorization_sent_twice_is_401_even_when_one_copy_carries_the_token(
+    token_server: HttpServer,
+) -> None:
+    for pair in ([TOKEN, "wrong"], ["wrong", TOKEN], [TOKEN, TOKEN]):
+        response = token_server.client.post(
+            token_server.url,
+            content=PING,
+            headers=[
+                (b"content-type", b"application/json"),
+                *[(b"authorization", f"Bearer {token}".encode()) for token in pair],
+            ],
+        )
+        _unauthorized(response, "More than one Authorization header")
+
+
+def _dual_stack_loopback() -> str | None:
+    """Why IPv4 cannot reach a socket bound to `::` here, or None when it can."""
+    if not socket.has_ipv6:
+        return "this Python has no IPv6"
+    try:
+        # Bound as uvicorn binds for several workers: the system's default, dual-stack on
+        # Linux unless net.ipv6.bindv6only is set.
+        with socket.socket(socket.AF_INET6) as listener:
+            listener.bind(("::", 0))
+            listener.listen()
+            with socket.create_connection(("127.0.0.1", listener.getsockname()[1]), timeout=5):
+                pass
+    except OSError as error:
+        return f"no dual-stack IPv6 socket here: {error}"
+    return None
+
+
+def test_an_ipv4_connection_to_a_dual_stack_socket_is_guarded_as_loopback(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    reason = _dual_stack_loopback()
+    if reason is not None:
+        pytest.skip(reason)
+    # With several workers uvicorn binds the socket itself, dual-stack (with one, asyncio
+    # binds `::` for IPv6 alone); gunicorn and socket activation bind dual-stack too.
+    options = ("--host", "::", "--workers", "2", "--docs-dir", str(docs_tree), *UNLIMITED)
+    server = start_http(*options)
+    # The connection arrives on ::ffff:127.0.0.1: loopback, so a foreign name is refused.
+    assert server.rpc("ping", None, {"Host": "evil.example"}).status_code == 421
+    assert server.rpc("ping", None, {"Origin": "https://evil.example"}).status_code == 403
+    assert server.rpc("ping").status_code == 200
+
+
+def test_binding_another_loopback_address_accepts_its_own_host_and_no_other(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--host", "127.0.0.2", "--docs-dir", str(docs_tree), *UNLIMITED)
+    url = f"http://127.0.0.2:{server.port}/api/mcp"
+    response = server.client.post(url, content=PING, headers={"Content-Type": "application/json"})
+    assert response.status_code == 200  # Host: 127.0.0.2:<port>, as every client sends it
+    assert raw_status(server.port, ["Host: 127.0.0.2"], PING, host="127.0.0.2") == 200
+    assert raw_status(server.port, ["Host: 127.0.0.3"], PING, host="127.0.0.2") == 421
+    assert raw_status(server.port, ["Host: evil.example"], PING, host="127.0.0.2") == 421

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from kinetis_mcp_docs.server.application import DocsApplication
 from kinetis_mcp_docs.server.http import McpRoute, Settings
@@ -47,18 +48,68 @@ def test_several_workers_serve_the_same_route(start_http: StartHttp, docs_tree: 
         assert server.call_tool("fetch_page", {"url": "/"})["resultType"] == "complete"
 
 
-def test_a_bad_setting_is_one_line_and_exit_status_2() -> None:
-    env = {**clean_environ(), "KINETIS_DOCS_TRUSTED_PROXIES": "not-an-address"}
+@pytest.mark.parametrize(
+    ("settings", "line"),
+    [
+        (
+            {"KINETIS_DOCS_TRUSTED_PROXIES": "not-an-address"},
+            (
+                "KINETIS_DOCS_TRUSTED_PROXIES: "
+                "'not-an-address' does not appear to be an IPv4 or IPv6 network"
+            ),
+        ),
+        (
+            {"KINETIS_DOCS_PRIVATE": "ture"},
+            "KINETIS_DOCS_PRIVATE='ture': use true or false (or 1/0, yes/no)",
+        ),
+        (
+            {"MCP_ENABLED": "enabled"},
+            "MCP_ENABLED='enabled': use true or false (or 1/0, yes/no)",
+        ),
+        (
+            {"MCP_BEARER_TOKEN": "s3cret-token\n"},
+            "MCP_BEARER_TOKEN has whitespace around it; no client could send it",
+        ),
+        (
+            {"MCP_BEARER_TOKEN": " s3cret-token"},
+            "MCP_BEARER_TOKEN has whitespace around it; no client could send it",
+        ),
+        (
+            {"MCP_BEARER_TOKEN": "s3cret\x07token"},
+            "MCP_BEARER_TOKEN holds a control character; no client could send it",
+        ),
+    ],
+)
+def test_a_bad_setting_is_one_line_and_exit_status_2(settings: dict[str, str], line: str) -> None:
+    env = {**clean_environ(), **settings}
     done = subprocess.run(
         serve_http_argv(), env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        (
-            "kinetis-docs: KINETIS_DOCS_TRUSTED_PROXIES: "
-            "'not-an-address' does not appear to be an IPv4 or IPv6 network"
-        )
-    ]
+    assert done.stderr.strip().splitlines() == [f"kinetis-docs: {line}"]
+    assert "s3cret" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("private", "enabled", "status"),
+    [
+        ("TRUE", "Yes", 200),
+        ("1", "1", 200),
+        ("yes", " true ", 200),
+        ("true", "no", 404),
+        ("true", "0", 404),
+        ("False", "", 200),
+        ("no", "false", 200),
+        ("", "", 200),
+    ],
+)
+def test_both_switches_read_true_1_yes_and_false_0_no_in_any_case(
+    private: str, enabled: str, status: int
+) -> None:
+    settings = Settings.from_environ(
+        {"KINETIS_DOCS_PRIVATE": private, "MCP_ENABLED": enabled, "MCP_BEARER_TOKEN": "t"}
+    )
+    assert (404 if settings.dark else 200) == status
 
 
 class _Broken(DocsApplication):

@@ -191,3 +191,30 @@ def test_a_file_changed_on_disk_is_served_changed_on_the_next_call(
     assert _fetched(server, "/page")["content"] == "one\n"
     (root / "page.md").write_text("two\n", encoding="utf-8")
     assert _fetched(server, "/page")["content"] == "two\n"
+
+
+@pytest.mark.parametrize(
+    ("url", "too_long"),
+    [
+        ("a/" * 500_000, True),  # once minutes of CPU in resolving it
+        ("/" + "a" * 4095, False),
+        ("/" + "a" * 4096, True),
+        ("%61" * 4000, False),  # 12,000 characters sent, 4,000 once decoded
+        ("%61" * 4097, True),
+        ("/a" * 256, False),
+        ("/a" * 257, True),
+        ("/a" + "/" * 300, False),  # empty segments are dropped before they are counted
+    ],
+)
+def test_a_url_over_4096_characters_once_decoded_or_256_segments_is_32602_at_once(
+    tree_server: HttpServer, url: str, too_long: bool
+) -> None:
+    response = tree_server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": url}})
+    if too_long:
+        assert response.status_code == 400
+        assert response.json()["error"] == {
+            "code": INVALID_PARAMS,
+            "message": "URL too long: at most 4096 characters and 256 segments",
+        }
+    else:
+        assert response.json()["result"]["isError"] is True  # simply no such page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 from typing import Any
@@ -68,8 +69,8 @@ def test_tools_list_is_exactly_the_two_tools_of_the_contract(tree_server: HttpSe
                 {
                     "name": "fetch_page",
                     "description": (
-                        "Fetch the raw Markdown or MDX content of a documentation page by URL "
-                        'path (for example, "/agent-workflow").'
+                        "Fetch the raw MDX content of a documentation page by URL path (for "
+                        'example, "/getting-started/introduction").'
                     ),
                     "inputSchema": {
                         "type": "object",
@@ -340,6 +341,28 @@ def test_an_unknown_tool_is_an_error_result_not_an_error_code(tree_server: HttpS
     assert result["content"][0]["text"] == "Unknown tool: delete_docs"
 
 
+@pytest.mark.parametrize(
+    ("params", "shown"),
+    [
+        ({"arguments": {"query": "x"}}, "null"),
+        ({"name": None}, "null"),
+        ({"name": 5}, "5"),
+        ({"name": ["search_docs"]}, '["search_docs"]'),
+        ({"name": {"tool": "é"}}, '{"tool": "é"}'),
+    ],
+)
+def test_a_tool_name_missing_or_not_a_string_is_an_unknown_tool_error_result(
+    tree_server: HttpServer, params: dict[str, Any], shown: str
+) -> None:
+    response = tree_server.rpc("tools/call", params)
+    assert response.status_code == 200
+    assert response.json()["result"] == {
+        "resultType": "complete",
+        "content": [{"type": "text", "text": f"Unknown tool: {shown}"}],
+        "isError": True,
+    }
+
+
 def test_the_search_result_text_is_the_contract_json_document(tree_server: HttpServer) -> None:
     text = tree_server.call_tool("search_docs", {"query": "mermaid"})["content"][0]["text"]
     assert text == json.dumps(
@@ -367,3 +390,73 @@ def test_an_integer_id_too_long_to_convert_is_echoed_as_it_was_written(
     assert response.content.startswith(b'{"jsonrpc":"2.0","id":' + literal.encode() + b",")
     # The answer is still one JSON document the client can read.
     assert response.content.count(b"{") == response.content.count(b"}")
+
+
+def _post_lines(server: HttpServer, message: object, lines: list[tuple[str, str]]) -> Any:
+    """POST `message` with `lines` as header lines, a name repeated as often as it is listed."""
+    return server.client.post(
+        server.url,
+        content=json.dumps(message).encode(),
+        headers=[("Content-Type", "application/json"), *lines],
+    )
+
+
+SEARCH_CALL = {
+    "jsonrpc": "2.0",
+    "id": 3,
+    "method": "tools/call",
+    "params": {
+        "name": "search_docs",
+        "arguments": {"query": "mermaid"},
+        "_meta": MODERN_META,
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "agreeing", "other"),
+    [
+        ("MCP-Protocol-Version", "2026-07-28", "2025-06-18"),
+        ("MCP-Protocol-Version", "2026-07-28", "2026-07-28"),
+        ("Mcp-Method", "tools/call", "tools/list"),
+        ("Mcp-Name", "search_docs", "fetch_page"),
+        ("Mcp-Name", "search_docs", "search_docs"),
+    ],
+)
+def test_a_routing_header_sent_twice_is_32020_whichever_copy_comes_first(
+    tree_server: HttpServer, name: str, agreeing: str, other: str
+) -> None:
+    for lines in ([(name, agreeing), (name, other)], [(name, other), (name, agreeing)]):
+        response = _post_lines(tree_server, SEARCH_CALL, lines)
+        error = _error(response, 400, HEADER_MISMATCH)
+        assert error["message"] == f"Header mismatch: {name} appears more than once"
+        assert response.json()["id"] == 3
+
+
+def _encoded(value: str) -> str:
+    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
+
+
+def test_an_encoded_mcp_name_or_mcp_method_is_decoded_before_it_is_compared(
+    tree_server: HttpServer,
+) -> None:
+    lines = [("Mcp-Method", _encoded("tools/call")), ("Mcp-Name", _encoded("search_docs"))]
+    assert _post_lines(tree_server, SEARCH_CALL, lines).status_code == 200
+    # A tool name that is not plain ASCII reaches the tool, which does not know it.
+    call = {**SEARCH_CALL, "params": {"name": "recherche_é", "arguments": {}}}
+    response = _post_lines(tree_server, call, [("Mcp-Name", _encoded("recherche_é"))])
+    assert response.json()["result"]["content"][0]["text"] == "Unknown tool: recherche_é"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "=?base64?c2VhcmNoX2RvY3M?=",  # padding missing
+        "=?base64?c2VhcmNoX2RvY3N=?=",  # not canonical: trailing bits set
+        "=?base64?!!!!?=",
+        "=?base64?" + base64.b64encode(b"\xff\xfe").decode() + "?=",  # not UTF-8
+        "=?BASE64?" + base64.b64encode(b"search_docs").decode() + "?=",  # markers are lowercase
+    ],
+)
+def test_a_malformed_encoded_mcp_name_matches_nothing(tree_server: HttpServer, value: str) -> None:
+    _error(_post_lines(tree_server, SEARCH_CALL, [("Mcp-Name", value)]), 400, HEADER_MISMATCH)

@@ -11,6 +11,7 @@ from tests.support.http import HttpServer
 from tests.support.redis import running_redis
 
 LIMIT = 60
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 
 
 def _limited(response: httpx.Response) -> bool:
@@ -83,3 +84,57 @@ def test_two_instances_sharing_redis_share_one_budget_per_key(
         assert _limited(two.rpc("ping"))
         alone = start_http("--docs-dir", str(docs_tree))  # in memory: its own count
         assert alone.rpc("ping").status_code == 200
+
+
+def test_x_forwarded_for_on_two_lines_is_one_list_whose_first_address_is_the_key(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), "--rate-limit", "3")
+    lines = [("X-Forwarded-For", "203.0.113.5"), ("X-Forwarded-For", "10.0.0.1, 10.0.0.2")]
+    for _ in range(3):
+        response = server.client.post(
+            server.url, content=PING, headers=[("Content-Type", "application/json"), *lines]
+        )
+        assert response.status_code == 200
+    assert _limited(server.rpc("ping", None, {"X-Forwarded-For": "203.0.113.5"}))
+    assert server.rpc("ping", None, {"X-Forwarded-For": "10.0.0.1"}).status_code == 200
+
+
+UNREACHABLE = "kinetis-docs: rate limit: the limit storage is unreachable"
+
+
+def test_a_limit_storage_gone_away_fails_open_with_one_line_and_no_trace(
+    start_http: StartHttp, docs_tree: Path, tmp_path: Path
+) -> None:
+    token = "outage-token"
+    with running_redis(tmp_path / "redis") as storage:
+        server = start_http(
+            "--docs-dir",
+            str(docs_tree),
+            "--rate-limit",
+            "2",
+            "--rate-limit-storage",
+            storage,
+            settings={"MCP_BEARER_TOKEN": token},
+        )
+        _spend(server, 2, token=token)
+        assert _limited(server.rpc("ping", token=token))  # the limit held while Redis ran
+    for _ in range(5):  # Redis is gone: every request is served, without the limit
+        _spend(server, 1, token=token)
+    server.stop()
+    assert server.output.count(UNREACHABLE) == 1
+    assert "Traceback" not in server.output
+    assert token not in server.output
+
+
+def test_a_limit_storage_never_reached_fails_open_from_the_first_request(
+    start_http: StartHttp, docs_tree: Path, tmp_path: Path
+) -> None:
+    nowhere = f"redis+unix://{tmp_path / 'no-redis.sock'}"
+    server = start_http(
+        "--docs-dir", str(docs_tree), "--rate-limit", "1", "--rate-limit-storage", nowhere
+    )
+    _spend(server, 3)
+    server.stop()
+    assert server.output.count(UNREACHABLE) == 1
+    assert "Traceback" not in server.output

@@ -28,8 +28,10 @@ async def _session(server: HttpServer, token: str | None) -> dict[str, object]:
         searched = await client.call_tool("search_docs", {"query": "mermaid", "limit": 3})
         fetched = await client.call_tool("fetch_page", {"url": "/features/diagrams/mermaid"})
         missing = await client.call_tool("fetch_page", {"url": "/nope"})
+        # Not plain ASCII: the client sends Mcp-Name in its =?base64?...?= form.
+        unknown = await client.call_tool("recherche_é", {})
         texts = []
-        for result in (searched, fetched, missing):
+        for result in (searched, fetched, missing, unknown):
             (block,) = result.content
             assert isinstance(block, TextContent)
             texts.append(block.text)
@@ -40,6 +42,7 @@ async def _session(server: HttpServer, token: str | None) -> dict[str, object]:
             "search": json.loads(texts[0]),
             "fetch": json.loads(texts[1]),
             "missing": (missing.is_error, texts[2]),
+            "unknown": (unknown.is_error, texts[3]),
         }
 
 
@@ -52,6 +55,7 @@ def _check(found: dict[str, object], tree_text: str) -> None:
     assert [hit["url"] for hit in search["results"]] == ["/features/diagrams/mermaid"]
     assert found["fetch"] == {"url": "/features/diagrams/mermaid", "content": tree_text}
     assert found["missing"] == (True, "Page not found: /nope")
+    assert found["unknown"] == (True, "Unknown tool: recherche_é")
 
 
 def test_the_sdk_client_discovers_lists_and_calls_both_tools(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,10 +37,13 @@ def many_server(many_pages: Path) -> Iterator[HttpServer]:
     server.stop()
 
 
+def test_an_absent_limit_is_5(many_server: HttpServer) -> None:
+    assert len(_results(many_server, {"query": "common"})) == 5
+
+
 @pytest.mark.parametrize(
     ("limit", "count"),
     [
-        (None, 5),
         (1, 1),
         (10, 10),
         (20, 20),
@@ -49,18 +53,26 @@ def many_server(many_pages: Path) -> Iterator[HttpServer]:
         (2.9, 2),
         (19.99, 19),
         (1e300, 20),
-        ("10", 5),
+        ("10", 10),
+        (" 7 ", 7),
+        ("2.9", 2),
+        ("1e1", 10),
+        ("0x10", 16),
+        ("-Infinity", 1),
+        ("1e400", 20),
         ("many", 5),
+        ("", 5),
+        ("1_0", 5),
+        (None, 5),
         (True, 5),
         ([3], 5),
+        ({}, 5),
     ],
 )
-def test_the_limit_is_floored_clamped_to_1_20_and_non_numbers_mean_5(
+def test_the_limit_is_floored_clamped_to_1_20_and_numeric_strings_count_as_javascript_reads_them(
     many_server: HttpServer, limit: object, count: int
 ) -> None:
-    arguments: dict[str, Any] = {"query": "common"}
-    if limit is not None:
-        arguments["limit"] = limit
+    arguments: dict[str, Any] = {"query": "common", "limit": limit}
     assert len(_results(many_server, arguments)) == count
 
 
@@ -108,3 +120,48 @@ def test_every_result_is_a_page_fetch_page_serves_at_that_url(tree_server: HttpS
         fetched = tree_server.call_tool("fetch_page", {"url": hit["url"]})
         assert "isError" not in fetched, hit
         assert len(hit["snippet"]) <= 240
+
+
+TOO_LONG = "Query too long: at most 1000 characters and 32 different words."
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [
+        (" ".join(f"common{n}" for n in range(32)), False),
+        (" ".join(f"common{n}" for n in range(33)), True),
+        ("common " * 140, False),  # 980 characters, one word repeated
+        ("Common COMMON common " * 12, False),  # one word, whatever its case
+        ("c" * 1000, False),
+        ("c" * 1001, True),
+        # The audit's query: a thousand different punctuation tokens, once 17 s of search.
+        (" ".join("".join(p) for p in itertools.product("!#$%&*+,-.", repeat=3)), True),
+    ],
+)
+def test_a_query_over_1000_characters_or_32_different_words_is_an_error_result(
+    many_server: HttpServer, query: str, refused: bool
+) -> None:
+    result = many_server.call_tool("search_docs", {"query": query})
+    if refused:
+        assert result["isError"] is True
+        assert tool_text(result) == TOO_LONG
+    else:
+        assert "isError" not in result
+
+
+def test_a_symlinked_docs_dir_follows_a_release_swap_on_the_next_search_and_fetch(
+    start_http: StartHttp, tmp_path: Path
+) -> None:
+    write_tree(tmp_path / "release-1", {"guide.md": "# Guide\n\nalpha\n"})
+    write_tree(tmp_path / "release-2", {"guide.md": "# Guide\n\nbeta\n"})
+    current = tmp_path / "current"
+    current.symlink_to(tmp_path / "release-1")
+    server = start_http("--docs-dir", str(current), *UNLIMITED)
+    assert [hit["url"] for hit in _results(server, {"query": "alpha"})] == ["/guide"]
+    swapping = tmp_path / "current.next"
+    swapping.symlink_to(tmp_path / "release-2")
+    swapping.replace(current)  # one rename, as a deploy swaps releases
+    assert _results(server, {"query": "alpha"}) == []
+    assert [hit["url"] for hit in _results(server, {"query": "beta"})] == ["/guide"]
+    fetched = json.loads(tool_text(server.call_tool("fetch_page", {"url": "/guide"})))
+    assert fetched["content"] == "# Guide\n\nbeta\n"

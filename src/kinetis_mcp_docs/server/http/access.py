@@ -12,6 +12,7 @@ REALM = "kinetis-mcp-docs"
 CHALLENGE = f'Bearer realm="{REALM}"'
 MISSING = "Missing bearer token"
 WRONG = "Invalid bearer token"
+REPEATED = "More than one Authorization header"
 
 
 def presented_token(authorization: str | None) -> str | None:
@@ -24,10 +25,15 @@ def presented_token(authorization: str | None) -> str | None:
     return token.strip() or None
 
 
-def refusal(expected: str | None, presented: str | None) -> str | None:
-    """None when access is granted, else why not (`MISSING` or `WRONG`)."""
+def refusal(expected: str | None, presented: str | None, *, repeated: bool = False) -> str | None:
+    """None when access is granted, else why not (`MISSING`, `WRONG` or `REPEATED`).
+
+    `repeated`: the request carried `Authorization` more than once, which names no one token.
+    """
     if expected is None:
         return None
+    if repeated:
+        return REPEATED
     if presented is None:
         return MISSING
     # Header text is decoded as Latin-1, byte for byte: encoding it back gives the bytes

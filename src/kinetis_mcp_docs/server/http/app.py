@@ -2,10 +2,12 @@
 
 For every request to the route, in order:
 
-1. the DNS-rebinding guard (421 / 403, on loopback connections only);
+1. the DNS-rebinding guard (421 / 403, on loopback connections only; a `Host` sent twice is
+   421 on any connection);
 2. a private route not yet enabled answers 404, whatever the method;
 3. the rate limit (429 with `Retry-After`), keyed as `ratelimit` says;
-4. the bearer token, when one is set (401 with `WWW-Authenticate`); `OPTIONS` needs none;
+4. the bearer token, when one is set (401 with `WWW-Authenticate`, also for an
+   `Authorization` sent twice); `OPTIONS` needs none;
 5. `OPTIONS` is 204 with `Allow: POST, OPTIONS`; any method but `POST` is 405;
 6. a body over 2 MiB is 413, refused by its `Content-Length` or as soon as the bytes
    received pass the cap, never buffered beyond it; a `Content-Type` other than JSON is 415;
@@ -28,6 +30,7 @@ from ..protocol.errors import INTERNAL_ERROR, RpcError
 from ..protocol.framing import MAX_PAYLOAD_BYTES
 from . import access
 from .guard import RebindingGuard
+from .headers import RequestHeaders
 from .ratelimit import RateLimit, client_address, token_key
 from .rpc import Call, Reply, error_reply, read_call, result_reply, route_methods
 from .settings import Settings
@@ -43,20 +46,6 @@ Send = Any
 _JSON = (b"content-type", b"application/json")
 _NO_STORE = (b"cache-control", b"no-store")
 _ALLOW = (b"allow", b"POST, OPTIONS")
-# Request headers the route reads; every other header is left unread.
-_WANTED = frozenset(
-    {
-        b"authorization",
-        b"content-length",
-        b"content-type",
-        b"host",
-        b"mcp-method",
-        b"mcp-name",
-        b"mcp-protocol-version",
-        b"origin",
-        b"x-forwarded-for",
-    }
-)
 
 
 def _refusal_body(message: str) -> bytes:
@@ -98,14 +87,13 @@ class McpRoute:
         if scope["path"].rstrip("/") != ROUTE:
             await _respond(send, 404, _refusal_body("Not found"))
             return
-        headers = {
-            name.decode("latin-1"): value.decode("latin-1")
-            for name, value in scope["headers"]
-            if name in _WANTED
-        }
+        headers = RequestHeaders(scope["headers"])
         server = scope.get("server")
         status = self._guard.refusal(
-            server[0] if server else None, headers.get("host"), headers.get("origin")
+            server[0] if server else None,
+            headers.get("host"),
+            headers.get("origin"),
+            headers.repeated,
         )
         if status:
             text = b"Invalid Host header" if status == 421 else b"Invalid Origin header"
@@ -117,7 +105,13 @@ class McpRoute:
             return
         method = scope["method"]
         presented = access.presented_token(headers.get("authorization"))
-        denied = None if method == "OPTIONS" else access.refusal(settings.token, presented)
+        denied = (
+            None
+            if method == "OPTIONS"
+            else access.refusal(
+                settings.token, presented, repeated="authorization" in headers.repeated
+            )
+        )
         if presented is not None and settings.token is not None and denied is None:
             key = token_key(presented)
         else:
@@ -155,7 +149,7 @@ class McpRoute:
             send, reply.status, reply.body, content_type=_JSON[1] if reply.body else None
         )
 
-    async def _answer(self, body: bytes, headers: dict[str, str]) -> Reply:
+    async def _answer(self, body: bytes, headers: RequestHeaders) -> Reply:
         try:
             call = read_call(body, headers, self._methods)
             return await self._run(call) if isinstance(call, Call) else call
@@ -177,7 +171,7 @@ class McpRoute:
         return result_reply(call.id, result)
 
 
-async def _body(headers: dict[str, str], receive: Receive) -> bytes | None:
+async def _body(headers: RequestHeaders, receive: Receive) -> bytes | None:
     """The request body, or None as soon as it is known to pass `MAX_BODY_BYTES`."""
     declared = headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > MAX_BODY_BYTES:

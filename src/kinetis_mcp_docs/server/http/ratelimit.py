@@ -6,42 +6,58 @@ one was presented (so a team behind one address is not one client), else the cli
 address: the first `X-Forwarded-For` entry when the connection comes from a trusted
 proxy, else the peer address. A token that is not valid never becomes a key, so guessing
 tokens is limited per address.
+
+A storage that cannot be reached fails open: the request is served without the limit, and
+the storage is not asked again for `STORAGE_RETRY_SECONDS`, so an outage costs at most one
+wait on a connection a few seconds; stderr gets one line a minute at most saying so. The
+limit is a guard against abuse, not the route's purpose: an outage of Redis must not take
+the documentation down with it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import math
+import sys
 import time
 
 from limits import RateLimitItemPerMinute
 from limits.aio.storage import Storage
 from limits.aio.strategies import MovingWindowRateLimiter
+from limits.errors import StorageError
 from limits.storage import storage_from_string
 
+from .guard import ip_address
 from .settings import IpNetwork
+
+STORAGE_RETRY_SECONDS = 5.0
+REPORT_EVERY_SECONDS = 60.0
+# Bounds on one Redis connection attempt and one command, unless the URI sets its own
+# (`?socket_timeout=...`): without them an unreachable host holds a request for minutes.
+REDIS_TIMEOUTS = {"socket_connect_timeout": 1.0, "socket_timeout": 1.0}
+_NAMESPACE = "kinetis-docs"
 
 
 def client_address(
     peer: str | None, forwarded_for: str | None, trusted: tuple[IpNetwork, ...]
 ) -> str:
-    """Whom a request is from: the first forwarded address if the peer is a trusted proxy."""
+    """Whom a request is from: the first forwarded address if the peer is a trusted proxy.
+
+    `forwarded_for` is every `X-Forwarded-For` line, joined in order with commas."""
     if peer is None:
         return "unknown"
-    if forwarded_for and _trusted(peer, trusted):
-        first = forwarded_for.split(",", 1)[0].strip()
-        if first:
-            return first
+    if forwarded_for:
+        address = ip_address(peer)
+        if address is not None and any(address in network for network in trusted):
+            first = forwarded_for.split(",", 1)[0].strip()
+            if first:
+                forwarded = ip_address(first)
+                return first if forwarded is None else str(forwarded)
+    # An IPv4 client of a dual-stack socket is the same client as over IPv4. Only that form
+    # is parsed: parsing every peer address costs more than the rest of a small request.
+    if peer.startswith("::ffff:"):
+        return str(ip_address(peer) or peer)
     return peer
-
-
-def _trusted(peer: str, trusted: tuple[IpNetwork, ...]) -> bool:
-    try:
-        address = ipaddress.ip_address(peer)
-    except ValueError:
-        return False
-    return any(address in network for network in trusted)
 
 
 def token_key(token: str) -> str:
@@ -54,15 +70,43 @@ class RateLimit:
 
     def __init__(self, per_minute: int, storage_uri: str) -> None:
         # redis-py's asyncio client: the one Redis client the extra brings.
-        options = {} if storage_uri.startswith("memory") else {"implementation": "redispy"}
-        storage = storage_from_string(f"async+{storage_uri}", **options)
+        options: dict[str, str | float] = {}
+        if not storage_uri.startswith("memory"):
+            options = {"implementation": "redispy", **REDIS_TIMEOUTS}
+        # wrap_exceptions: every failure of the storage arrives as one `StorageError`.
+        storage = storage_from_string(f"async+{storage_uri}", wrap_exceptions=True, **options)
         assert isinstance(storage, Storage)  # noqa: S101 - an async+ scheme gives an async one
         self._limiter = MovingWindowRateLimiter(storage)
         self._item = RateLimitItemPerMinute(per_minute)
+        self._asked_again_at = 0.0  # monotonic; the storage is not asked before then
+        self._reported_at = -math.inf
 
     async def retry_after(self, key: str) -> int:
         """0 when this request is allowed (and counted), else seconds until one will be."""
-        if await self._limiter.hit(self._item, "kinetis-docs", key):
+        now = time.monotonic()
+        if now < self._asked_again_at:
             return 0
-        stats = await self._limiter.get_window_stats(self._item, "kinetis-docs", key)
+        try:
+            if await self._limiter.hit(self._item, _NAMESPACE, key):
+                return 0
+            stats = await self._limiter.get_window_stats(self._item, _NAMESPACE, key)
+        except StorageError as error:
+            self._unreachable(error.storage_error)
+            return 0
         return max(1, math.ceil(stats.reset_time - time.time()))
+
+    def _unreachable(self, error: Exception) -> None:
+        now = time.monotonic()
+        self._asked_again_at = now + STORAGE_RETRY_SECONDS
+        if now - self._reported_at < REPORT_EVERY_SECONDS:
+            return
+        self._reported_at = now
+        # The error names the storage's host, never a key (a token's digest at most).
+        detail = " ".join(str(error).split())[:200]
+        reason = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+        print(
+            f"kinetis-docs: rate limit: the limit storage is unreachable ({reason}); "
+            "serving requests without the limit",
+            file=sys.stderr,
+            flush=True,
+        )

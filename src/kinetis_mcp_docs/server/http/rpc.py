@@ -9,15 +9,17 @@ Order, first failure wins: an `MCP-Protocol-Version` header naming a version the
 does not speak (`-32022` under a null id, before the body is read), parse (`-32700`), a
 batch (`-32600`), not an object (`-32600`), no `id` member (a notification: 202, empty),
 an unreadable `id` (`-32600` under null), the envelope (`-32600` under the id), `params`
-(`-32602`), headers present that disagree with the body (`-32020`), a `_meta` version the
-route does not speak (`-32022`), the method (`-32601`, HTTP 404), then the method itself,
-whose exceptions become codes through the application's one error table.
+(`-32602`), a routing header sent twice or present and disagreeing with the body
+(`-32020`), a `_meta` version the route does not speak (`-32022`), the method (`-32601`,
+HTTP 404), then the method itself, whose exceptions become codes through the
+application's one error table. The envelope is read by the stdio server's own checks
+(`protocol.jsonrpc`); only the notification rule and the batch message are the route's.
 """
 
 from __future__ import annotations
 
 from ..methods import ERRORS
-from ..protocol.codec import LongInteger, dumps, loads
+from ..protocol.codec import LongInteger, dumps
 from ..protocol.dispatch import Method, MethodTable
 from ..protocol.errors import (
     INVALID_PARAMS,
@@ -26,12 +28,20 @@ from ..protocol.errors import (
     PARSE_ERROR,
     RpcError,
 )
-from ..protocol.jsonrpc import encode, error_message, is_request_id, result_message
+from ..protocol.jsonrpc import (
+    ABSENT,
+    EnvelopeError,
+    as_object,
+    as_request,
+    decode,
+    encode,
+    error_message,
+    result_message,
+)
+from .headers import RequestHeaders, decoded_value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from ..application import DocsApplication
 
 HEADER_MISMATCH = -32020
@@ -41,6 +51,13 @@ NEWEST_VERSION = SUPPORTED_VERSIONS[-1]
 VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 TTL_MS = 60_000
+# MCP's routing headers, by the lowercase name they are read under, as the errors spell them.
+_SPELLING = {
+    "mcp-protocol-version": "MCP-Protocol-Version",
+    "mcp-method": "Mcp-Method",
+    "mcp-name": "Mcp-Name",
+}
+_ROUTING_HEADERS = tuple(_SPELLING)
 
 # The HTTP status of an error answer, as the MCP SDK maps them; any other code is 200.
 _STATUS = {
@@ -105,70 +122,68 @@ def error_reply(request_id: RequestId | None, error: RpcError) -> Reply:
     return Reply(_STATUS.get(error.code, 200), error_message(request_id, error))
 
 
-def read_call(body: bytes, headers: Mapping[str, str], table: MethodTable) -> Call | Reply:
+def read_call(body: bytes, headers: RequestHeaders, table: MethodTable) -> Call | Reply:
     """The call `body` asks for, or the reply it gets without running anything."""
     # A version header the route does not speak is refused before the body is read.
-    unsupported = _unsupported(headers.get("mcp-protocol-version"))
-    if unsupported is not None:
-        return error_reply(None, unsupported)
+    if "mcp-protocol-version" not in headers.repeated:
+        unsupported = _unsupported(headers.get("mcp-protocol-version"))
+        if unsupported is not None:
+            return error_reply(None, unsupported)
     try:
-        message = loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return error_reply(None, RpcError(PARSE_ERROR, "Parse error"))
-    if isinstance(message, list):
-        return error_reply(None, RpcError(INVALID_REQUEST, "Batch requests are not supported"))
-    if not isinstance(message, dict):
-        return error_reply(None, RpcError(INVALID_REQUEST, "Invalid Request: not a JSON object."))
-    if "id" not in message:
-        return ACCEPTED  # a notification: nothing to answer, nothing to run
-    request_id = message["id"]
-    if not is_request_id(request_id):
-        return _invalid_request(None, '"id" must be a string or an integer')
-    assert isinstance(request_id, (str, int))  # noqa: S101 - is_request_id() has just checked it
-    if message.get("jsonrpc") != "2.0":
-        return _invalid_request(request_id, '"jsonrpc" must be "2.0"')
-    name = message.get("method")
-    if not isinstance(name, str) or not name:
-        return _invalid_request(request_id, '"method" must be a non-empty string')
-    params = message.get("params", {})
+        message = decode(body)
+        if isinstance(message, list):
+            return error_reply(None, RpcError(INVALID_REQUEST, "Batch requests are not supported"))
+        envelope = as_object(message)
+        if "id" not in envelope:
+            return ACCEPTED  # a notification: nothing to answer, nothing to run
+        request = as_request(envelope)
+    except EnvelopeError as rejected:
+        return error_reply(rejected.id, rejected.error)
+    params = {} if request.params is ABSENT else request.params
     if not isinstance(params, dict):
         return error_reply(
-            request_id, RpcError(INVALID_PARAMS, "Invalid params: params must be an object.")
+            request.id, RpcError(INVALID_PARAMS, "Invalid params: params must be an object.")
         )
-    problem = header_problem(name, params, headers)
+    problem = header_problem(request.method, params, headers)
     if problem is not None:
-        return error_reply(request_id, problem)
-    method = table(name)
+        return error_reply(request.id, problem)
+    method = table(request.method)
     if method is None:
-        return error_reply(request_id, RpcError(METHOD_NOT_FOUND, f"Method not found: {name}"))
-    return Call(request_id, method, params)
-
-
-def _invalid_request(request_id: RequestId | None, detail: str) -> Reply:
-    return error_reply(request_id, RpcError(INVALID_REQUEST, f"Invalid Request: {detail}."))
+        error = RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        return error_reply(request.id, error)
+    return Call(request.id, method, params)
 
 
 def header_problem(
-    method: str, params: dict[str, object], headers: Mapping[str, str]
+    method: str, params: dict[str, object], headers: RequestHeaders
 ) -> RpcError | None:
-    """`-32020` for a present header that disagrees with the body, `-32022` for a version
-    the route does not speak (named by the header or the body's `_meta`)."""
+    """`-32020` for a routing header sent twice or present and disagreeing with the body,
+    `-32022` for a version the route does not speak (named by the header or `_meta`)."""
+    for name in _ROUTING_HEADERS:
+        if name in headers.repeated:
+            return RpcError(
+                HEADER_MISMATCH, f"Header mismatch: {_SPELLING[name]} appears more than once"
+            )
     meta = params.get("_meta")
     body_version = meta.get(VERSION_META_KEY) if isinstance(meta, dict) else None
     header_version = headers.get("mcp-protocol-version")
     if header_version is not None and body_version is not None and header_version != body_version:
-        return _mismatch("MCP-Protocol-Version", "params._meta protocol version")
-    if "mcp-method" in headers and headers["mcp-method"] != method:
-        return _mismatch("Mcp-Method", "method")
-    if (
-        method == "tools/call"
-        and "mcp-name" in headers
-        and headers["mcp-name"] != params.get("name")
-    ):
-        return _mismatch("Mcp-Name", "params.name")
+        return _mismatch("mcp-protocol-version", "params._meta protocol version")
+    if _disagrees(headers.get("mcp-method"), method):
+        return _mismatch("mcp-method", "method")
+    if method == "tools/call" and _disagrees(headers.get("mcp-name"), params.get("name")):
+        return _mismatch("mcp-name", "params.name")
     if body_version is not None and not isinstance(body_version, str):
         return RpcError(INVALID_PARAMS, "Invalid params: the protocol version must be a string.")
     return _unsupported(body_version)
+
+
+def _disagrees(header: str | None, member: object) -> bool:
+    """Whether a header is present and, decoded, is not the body's `member`."""
+    if header is None:
+        return False
+    decoded = decoded_value(header)
+    return decoded is None or decoded != member
 
 
 def _unsupported(requested: str | None) -> RpcError | None:
@@ -180,7 +195,7 @@ def _unsupported(requested: str | None) -> RpcError | None:
 
 def _mismatch(header: str, member: str) -> RpcError:
     return RpcError(
-        HEADER_MISMATCH, f"Header mismatch: {header} disagrees with the body's {member}"
+        HEADER_MISMATCH, f"Header mismatch: {_SPELLING[header]} disagrees with the body's {member}"
     )
 
 

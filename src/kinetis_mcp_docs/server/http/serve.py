@@ -10,8 +10,8 @@ import os
 import sys
 from collections.abc import Mapping
 
-from .guard import is_loopback
-from .settings import Settings, SettingsError
+from .guard import ip_address, is_loopback
+from .settings import ALLOWED_HOSTS, Settings, SettingsError
 
 FACTORY = "kinetis_mcp_docs.server.http:create_app"
 LOOPBACK_HOSTNAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
@@ -27,6 +27,11 @@ def serve(
 ) -> int:
     """Run the route until interrupted; the exit status. `environ` adds to this process's."""
     os.environ.update(environ)
+    if ip_address(host.strip("[]")) is None:
+        # A name bound (one /etc/hosts maps to 127.0.0.2, say) is a name this server answers
+        # to; the address a connection arrives on is accepted by the guard itself.
+        named = os.environ.get(ALLOWED_HOSTS, "")
+        os.environ[ALLOWED_HOSTS] = f"{named},{host}" if named else host
     try:
         settings = Settings.from_environ()
     except SettingsError as error:

@@ -5,8 +5,10 @@ uvicorn, so `uvicorn --factory kinetis_mcp_docs.server.http:create_app` (or guni
 with uvicorn workers) configured by the same variables runs the same route.
 
 - `MCP_BEARER_TOKEN`: the token every request must carry (`Authorization: Bearer ...`).
-- `MCP_ENABLED`: `true` turns a private route on (it needs a token too).
-- `KINETIS_DOCS_PRIVATE`: `1`, private mode: dark (404) until enabled. Public otherwise.
+  One with whitespace around it, or a control character in it (but a tab), could never be
+  sent in a header: it is refused, not served behind a lock no client can open.
+- `MCP_ENABLED`: true turns a private route on (it needs a token too).
+- `KINETIS_DOCS_PRIVATE`: true, private mode: dark (404) until enabled. Public otherwise.
 - `KINETIS_DOCS_PAGES_DIR`: a local tree of `*.md`/`*.mdx` to serve instead of the catalogue.
 - `KINETIS_DOCS_RATE_LIMIT`: requests per minute per key (60).
 - `KINETIS_DOCS_RATE_LIMIT_STORAGE`: `memory://` (per instance, the default) or `redis://...`
@@ -15,6 +17,10 @@ with uvicorn workers) configured by the same variables runs the same route.
   `X-Forwarded-For` counts (loopback by default).
 - `KINETIS_DOCS_ALLOWED_HOSTS`, `KINETIS_DOCS_ALLOWED_ORIGINS`: more `Host` names and
   `Origin`s accepted on a loopback connection.
+
+Both switches read `true`, `1`, `yes` as true and `false`, `0`, `no` or nothing as false,
+in any case; anything else is refused, since a mistyped switch that silently meant "public"
+would open a route its operator meant to keep dark.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 DEFAULT_RATE_LIMIT = 60
 DEFAULT_STORAGE = "memory://"
 LOOPBACK_NETWORKS = ("127.0.0.0/8", "::1/128")
+ALLOWED_HOSTS = "KINETIS_DOCS_ALLOWED_HOSTS"
 
 
 class SettingsError(ValueError):
@@ -73,9 +80,9 @@ class Settings:
             )
         proxies = env.get("KINETIS_DOCS_TRUSTED_PROXIES")
         return cls(
-            token=env.get("MCP_BEARER_TOKEN") or None,
-            private=env.get("KINETIS_DOCS_PRIVATE", "") in ("1", "true"),
-            enabled=env.get("MCP_ENABLED", "").lower() == "true",
+            token=_token(env.get("MCP_BEARER_TOKEN") or None),
+            private=_switch(env, "KINETIS_DOCS_PRIVATE"),
+            enabled=_switch(env, "MCP_ENABLED"),
             pages_dir=env.get("KINETIS_DOCS_PAGES_DIR") or None,
             rate_limit=rate_limit,
             rate_limit_storage=storage,
@@ -83,9 +90,32 @@ class Settings:
                 ",".join(LOOPBACK_NETWORKS) if proxies is None else proxies,
                 name="KINETIS_DOCS_TRUSTED_PROXIES",
             ),
-            allowed_hosts=_names(env.get("KINETIS_DOCS_ALLOWED_HOSTS", "")),
+            allowed_hosts=_names(env.get(ALLOWED_HOSTS, "")),
             allowed_origins=_names(env.get("KINETIS_DOCS_ALLOWED_ORIGINS", "")),
         )
+
+
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"false", "0", "no", ""})
+
+
+def _switch(env: Mapping[str, str], name: str) -> bool:
+    text = env.get(name, "")
+    value = text.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise SettingsError(f"{name}={text!r}: use true or false (or 1/0, yes/no)")
+
+
+def _token(token: str | None) -> str | None:
+    # The token is never echoed: the message says what is wrong with it, not what it is.
+    if token is not None and token != token.strip():
+        raise SettingsError("MCP_BEARER_TOKEN has whitespace around it; no client could send it")
+    if token is not None and any(ord(char) < 0x20 or ord(char) == 0x7F for char in token):
+        raise SettingsError("MCP_BEARER_TOKEN holds a control character; no client could send it")
+    return token
 
 
 def networks(text: str, *, name: str = "trusted proxies") -> tuple[IpNetwork, ...]:

@@ -2,12 +2,19 @@
 
 Checks run in a fixed order — parse (-32700), envelope (-32600), then a valid envelope
 without an id is a notification — so the same payload always gets the same answer.
+`parse` is the stdio server's reading; the HTTP route reads the same envelope through
+`decode`, `as_object` and `as_request`, differing only where its contract does (a body
+without an `id` member is accepted unread, and a batch has its own message).
 """
 
 from __future__ import annotations
 
 from .codec import LongInteger, dumps, loads
 from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
+
+TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 RequestId = str | int
 
@@ -54,35 +61,52 @@ Message = Request | Notification | ClientResponse
 
 def parse(payload: bytes) -> Message:
     """Classify one frame's payload, or raise `EnvelopeError` with the answer to send."""
-    try:
-        message = loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise EnvelopeError(None, RpcError(PARSE_ERROR, "Parse error")) from None
-    if not isinstance(message, dict):
-        kind = "Batches are not supported" if isinstance(message, list) else "Not a JSON object"
-        raise EnvelopeError(None, RpcError(INVALID_REQUEST, f"Invalid Request: {kind}."))
-
-    has_id = "id" in message
-    raw_id = message.get("id")
-    readable_id: RequestId | None = raw_id if is_request_id(raw_id) else None
-
+    message = as_object(decode(payload))
     if "method" not in message and ("result" in message or "error" in message):
         if _is_client_response(message):
             return ClientResponse()
-        raise _invalid(readable_id, "malformed response")
-    if has_id and readable_id is None:
+        raw_id = message.get("id")
+        raise _invalid(raw_id if is_request_id(raw_id) else None, "malformed response")
+    if "id" not in message:
+        return Notification(_method(message, None))
+    return as_request(message)
+
+
+def decode(payload: bytes) -> object:
+    """The one JSON value `payload` holds; `EnvelopeError` (-32700) when it is not one."""
+    try:
+        return loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise EnvelopeError(None, RpcError(PARSE_ERROR, "Parse error")) from None
+
+
+def as_object(message: object) -> dict[str, object]:
+    """`message` when it is a JSON object; `EnvelopeError` (-32600 under null) otherwise."""
+    if not isinstance(message, dict):
+        kind = "Batches are not supported" if isinstance(message, list) else "Not a JSON object"
+        raise EnvelopeError(None, RpcError(INVALID_REQUEST, f"Invalid Request: {kind}."))
+    return message
+
+
+def as_request(message: dict[str, object]) -> Request:
+    """The request a message with an `id` member makes, or `EnvelopeError` (-32600): under
+    null for an `id` that is not a string or an integer, else under that `id`."""
+    request_id = message.get("id")
+    if not is_request_id(request_id):
         raise _invalid(None, '"id" must be a string or an integer')
+    return Request(request_id, _method(message, request_id), message.get("params", ABSENT))
+
+
+def _method(message: dict[str, object], request_id: RequestId | None) -> str:
     if message.get("jsonrpc") != "2.0":
-        raise _invalid(readable_id, '"jsonrpc" must be "2.0"')
+        raise _invalid(request_id, '"jsonrpc" must be "2.0"')
     method = message.get("method")
     if not isinstance(method, str) or not method:
-        raise _invalid(readable_id, '"method" must be a non-empty string')
-    if readable_id is None:
-        return Notification(method)
-    return Request(readable_id, method, message.get("params", ABSENT))
+        raise _invalid(request_id, '"method" must be a non-empty string')
+    return method
 
 
-def is_request_id(value: object) -> bool:
+def is_request_id(value: object) -> TypeGuard[RequestId]:
     """Whether `value` can be a request id: a string or an integer, never a bool."""
     # bool is an int subclass in Python, but `true` is not a JSON-RPC id.
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
