@@ -15,6 +15,7 @@ from .application import DocsApplication
 from .methods import method_table
 from .protocol.dispatch import Dispatcher
 from .protocol.framing import FrameWriter, read_frames
+from .standard_streams import StdoutClosed, open_standard_streams
 from .stderr_log import StderrLog
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
@@ -86,13 +87,14 @@ def reserve_stdout() -> int:
 
     A stray `print`, a warning or a child process inheriting file descriptor 1 would
     otherwise corrupt the stream the client parses. This process's own writes to either
-    go through a `StderrLog`, which drops lines rather than block on a stderr nobody reads.
+    go through the `StderrLog` of `open_standard_streams`, which drops lines rather than
+    block on a stderr nobody reads.
     """
+    log = open_standard_streams()  # raises StdoutClosed: there is no stdout to reserve
     sys.stdout.flush()
-    sys.stderr.flush()
     frames = os.dup(1)  # not inheritable: children never see the frame stream
     os.dup2(2, 1)
-    sys.stdout = sys.stderr = StderrLog(2)
+    sys.stdout = log
     return frames
 
 
@@ -114,6 +116,11 @@ def serve(application: DocsApplication, *, input_fd: int, output_fd: int) -> int
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the server on this process's stdin and stdout; `argv` defaults to `sys.argv[1:]`."""
+    try:
+        open_standard_streams()
+    except StdoutClosed as error:
+        print(f"kinetis-docs: {error}; exiting.", file=sys.stderr)
+        return 1
     arguments = sys.argv[1:] if argv is None else argv
     if "-h" in arguments or "--help" in arguments:
         print(USAGE, end="")
