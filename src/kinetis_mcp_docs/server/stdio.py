@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from _thread import stack_size  # `threading` costs start-up time; this is all it takes
 
 from .. import __version__
 from .application import DocsApplication
@@ -43,6 +44,12 @@ TERMINAL_NOTICE = (
 )
 # The shell's convention for a process ended by SIGINT.
 INTERRUPTED_EXIT = 130
+WORKER_STACK_BYTES = 256 * 1024
+"""The stack of every thread the server starts: a page read runs on two (the request's,
+and its fetch's, which the deadline abandons), up to 32 reads at once. A thread's stack is
+reserved whole, so the default (8 MiB, the stack limit of the shell) made 32 reads reserve
+512 MiB of address space, too much under a 1 GiB limit; these threads run an HTTPS
+request, a decoder and a page window, which need a small fraction of this."""
 
 
 class UsageError(Exception):
@@ -105,6 +112,14 @@ def _fatal(message: str) -> None:
     os._exit(1)
 
 
+def _small_thread_stacks() -> None:
+    """Start every later thread with `WORKER_STACK_BYTES` of stack, where Python can."""
+    try:  # noqa: SIM105 - contextlib is kept off the spawn path
+        stack_size(WORKER_STACK_BYTES)
+    except (ValueError, RuntimeError):
+        pass  # a platform that cannot size stacks keeps its default
+
+
 def serve(application: DocsApplication, *, input_fd: int, output_fd: int) -> int:
     """Answer frames from `input_fd` until end of input; the requests in flight finish first."""
     dispatcher = Dispatcher(method_table(application), FrameWriter(output_fd), _fatal)
@@ -131,6 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kinetis-docs: {error}", file=sys.stderr, flush=True)
         return 2
     output_fd = reserve_stdout()
+    _small_thread_stacks()
     application = DocsApplication(page_source(docs_dir))
     try:
         if os.isatty(0):
