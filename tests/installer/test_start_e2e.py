@@ -16,7 +16,9 @@ original environment is never modified by an update, which is the property under
 from __future__ import annotations
 
 import http.server
+import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -44,6 +46,7 @@ from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, Insta
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
+from tests.server.test_standard_streams_e2e import with_closed
 from tests.support.origin import DocsOrigin
 from tests.support.processes import (
     PROC_AVAILABLE,
@@ -1000,6 +1003,123 @@ def test_a_lock_that_cannot_be_taken_costs_one_line_and_the_installed_version_se
     (line,) = _our_lines(server)
     assert "update lock" in line
     assert not old_install.layout.last_update_check.exists()
+
+
+# --- closed and full standard streams -----------------------------------------------------------
+
+
+def test_a_due_spawn_with_stderr_closed_whose_update_fails_writes_nothing_but_frames(
+    old_install: Install, unreachable_environ: dict[str, str]
+) -> None:
+    old_install.set_last_check(None)
+
+    server = ServerProcess(with_closed("2", old_install.layout.start_argv()), unreachable_environ)
+    try:
+        assert _initialize(server) == "1.0.0"
+        _finish(server)
+    finally:
+        server.kill()
+    assert not old_install.layout.last_update_check.exists()
+
+
+def test_a_spawn_with_stdout_closed_exits_one_saying_so_in_one_line(
+    old_install: Install, wheelhouse_environ: dict[str, str]
+) -> None:
+    old_install.set_last_check(None)
+
+    completed = subprocess.run(
+        with_closed("1", old_install.layout.start_argv()),
+        env=wheelhouse_environ,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=WAIT,
+        check=False,
+    )
+
+    assert completed.returncode == 1
+    assert completed.stderr.decode().splitlines() == [
+        "kinetis-docs: stdout is closed, so no answer could reach the client; exiting."
+    ]
+    # It stopped before anything else: no update was tried.
+    assert old_install.envs() == [old_install.original.name]
+
+
+def _full_pipe() -> tuple[int, int]:
+    """A pipe whose buffer is full: a blocking write to it waits until someone reads."""
+    read_end, write_end = os.pipe()
+    # Filled through a non-blocking open file description of its own: the write end the
+    # spawn gets stays blocking, as the pipe a client gives is.
+    filler = os.open(f"/proc/self/fd/{write_end}", os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        while True:
+            os.write(filler, bytes(65536))
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(filler)
+    return read_end, write_end
+
+
+def _read_to_end(fd: int) -> bytes:
+    """Everything still to come from `fd` until its writers are gone (bounded)."""
+    data = bytearray()
+    deadline = time.monotonic() + WAIT
+    while select.select([fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return bytes(data)
+        data += chunk
+    raise AssertionError("stderr did not reach its end in time")
+
+
+@pytest.mark.parametrize("failure", ["the lock cannot be taken", "pip cannot reach the index"])
+def test_a_due_spawn_whose_update_fails_serves_though_its_stderr_is_full_and_unread(
+    old_install: Install, unreachable_environ: dict[str, str], failure: str
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    if failure == "the lock cannot be taken":
+        layout.lock.unlink(missing_ok=True)
+        layout.lock.mkdir()
+    # pip writes to the descriptor itself, and blocks there until the deadline stops it.
+    environ = unreachable_environ | {TIMEOUT_VARIABLE: "3"}
+    read_end, write_end = _full_pipe()
+    try:
+        process = subprocess.Popen(
+            layout.start_argv(),
+            env=environ,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=write_end,
+        )
+    finally:
+        os.close(write_end)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
+        process.stdin.write(json.dumps(initialize | {"params": INITIALIZE_PARAMS}).encode())
+        process.stdin.write(b"\n")
+        process.stdin.flush()
+        assert select.select([process.stdout], [], [], WAIT)[0], "no answer to initialize"
+        answer = json.loads(process.stdout.readline())
+        assert answer["result"]["serverInfo"]["version"] == "1.0.0"
+
+        process.stdin.close()
+        said = _read_to_end(read_end).lstrip(b"\0").decode()
+        assert process.wait(timeout=WAIT) == 0
+    finally:
+        process.kill()
+        process.wait(timeout=WAIT)
+        for stream in (process.stdin, process.stdout):
+            stream.close()
+        os.close(read_end)
+
+    (line,) = [line for line in said.splitlines() if line.startswith("kinetis-docs:")]
+    assert "could not update" in line
+    if failure == "pip cannot reach the index":
+        assert "did not finish before the deadline" in line
+    assert not layout.last_update_check.exists()
 
 
 # --- the registered command's options and Ctrl-C ------------------------------------------------
