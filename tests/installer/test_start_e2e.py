@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 
+from kinetis_mcp_docs.installer.candidate import Candidate
 from kinetis_mcp_docs.installer.environment import (
     build_environment,
     canonical_name,
@@ -46,6 +47,7 @@ from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, Insta
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
+from tests.installer.conftest import MISBEHAVING_RELEASES, PlantedWheelhouse
 from tests.server.test_standard_streams_e2e import with_closed
 from tests.support.origin import DocsOrigin
 from tests.support.processes import (
@@ -58,7 +60,6 @@ from tests.support.processes import (
 )
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess, assert_only_frames
 from tests.support.wheelhouse import (
-    build_project_wheel,
     wheelhouse_pip_env,
     without_pip_configuration,
 )
@@ -449,14 +450,19 @@ def test_a_spawn_within_the_window_imports_only_what_answering_needs(
 
     # Every module imported once `-m` hands over to our code: what runpy and site import
     # before it is the interpreter's cost, paid by any Python program started this way.
-    imported = [
-        line.rsplit("|", 1)[1].strip()
-        for line in server.stderr.splitlines()
-        if line.startswith("import time:") and line.count("|") == 2
-    ]
+    imported = _imported(server)
     ours = imported[imported.index("kinetis_mcp_docs") :]
     assert "kinetis_mcp_docs.server.stdio" in ours
     assert set(ours) & HEAVY_MODULES == set()
+
+
+def _imported(process: ServerProcess) -> list[str]:
+    """The modules a process started with `-X importtime` imported, in order."""
+    return [
+        line.rsplit("|", 1)[1].strip()
+        for line in process.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    ]
 
 
 def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
@@ -607,31 +613,52 @@ def test_a_due_spawn_gives_up_on_an_index_that_never_answers_long_before_its_dea
     assert index.count(PROJECT_PAGE) == 1
 
 
-@pytest.fixture(scope="session")
-def noisy_wheelhouse(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The session's wheelhouse plus a 1.0.2 that prints to stdout when imported."""
-    noisy = tmp_path_factory.mktemp("noisy-wheelhouse")
-    for wheel in wheelhouse.glob("*.whl"):
-        (noisy / wheel.name).symlink_to(wheel)
-    build_project_wheel(
-        "1.0.2",
-        noisy,
-        work=tmp_path_factory.mktemp("noisy-build"),
-        at_import='\nimport sys\nsys.stdout.write("kinetis 1.0.2 says hello\\n")\n',
-    )
-    return noisy
-
-
-def test_an_update_to_a_release_that_writes_to_stdout_at_import_is_never_switched_in(
-    old_install: Install, noisy_wheelhouse: Path, tmp_path: Path, spawns: Spawn
+@pytest.mark.parametrize(("module", "code", "said"), MISBEHAVING_RELEASES)
+def test_an_update_to_a_release_that_misbehaves_where_a_spawn_runs_is_never_switched_in(  # noqa: PLR0917
+    old_install: Install,
+    planted_wheelhouse: PlantedWheelhouse,
+    tmp_path: Path,
+    spawns: Spawn,
+    module: str,
+    code: str,
+    said: str,
 ) -> None:
     old_install.set_last_check(None)
-    environ = _environ(wheelhouse_pip_env(noisy_wheelhouse), tmp_path)
+    environ = _environ(wheelhouse_pip_env(planted_wheelhouse(module, code)), tmp_path)
 
     line = _refuses_to_update(old_install, environ, spawns)
 
-    assert "something other than a JSON-RPC frame" in line
-    assert "kinetis 1.0.2 says hello" in line
+    assert "The new environment's server failed its check" in line
+    assert said in line
+
+
+def test_the_updates_check_imports_every_module_of_the_package_a_due_spawn_imports(
+    newest_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = newest_install.layout
+    newest_install.set_last_check(None)
+    python, *rest = layout.start_argv()
+    # A due spawn that finds nothing newer, every import reported on stderr.
+    spawn = ServerProcess([python, "-X", "importtime", *rest], wheelhouse_environ)
+    check = Candidate(layout, newest_install.original, None).check_argv()
+    checking = ServerProcess([check[0], "-X", "importtime", *check[1:]], wheelhouse_environ)
+    try:
+        for process in (spawn, checking):
+            assert _initialize(process) == "1.0.1"
+            _finish(process)
+    finally:
+        spawn.kill()
+        checking.kill()
+
+    assert read_last_check(layout.last_update_check) is not None  # it did check
+    spawned, checked = _package_imports(spawn), _package_imports(checking)
+    assert "kinetis_mcp_docs.installer.update" in spawned
+    assert spawned <= checked
+
+
+def _package_imports(process: ServerProcess) -> set[str]:
+    """The modules of this package a process started with `-X importtime` imported."""
+    return {name for name in _imported(process) if name.split(".")[0] == "kinetis_mcp_docs"}
 
 
 @pytest.mark.parametrize("planted", ["dangling-lock-link", "lock-link-to-a-file"])
