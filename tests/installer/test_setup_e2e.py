@@ -401,9 +401,37 @@ def test_setup_refuses_an_empty_directory_other_users_can_write_naming_the_fix(
     result = machine.setup()
 
     _assert_refused_in_one_line(
-        result, "writable by other users (mode 0777)", f"`chmod go-w {machine.install}`"
+        result, "writable by other users (mode 0777)", f"`chmod -R go-w {machine.install}`"
     )
     assert list(machine.install.iterdir()) == []
+
+
+@pytest.mark.parametrize("link", ["current", "previous"])
+def test_setup_refuses_an_install_whose_environment_others_can_write_until_the_named_fix(
+    machine: Machine, link: str
+) -> None:
+    assert machine.setup().returncode == 0
+    if link == "previous":
+        assert machine.setup().returncode == 0
+    install = machine.install
+    serving = machine.current()
+    environment = install / "envs" / (install / link).readlink().name
+    # What an earlier version left under umask 000: the environment writable throughout.
+    subprocess.run(["chmod", "-R", "go+w", os.fspath(environment)], check=True)
+    machine.claude.clear_log()
+
+    refused = machine.setup()
+
+    _assert_refused_in_one_line(
+        refused,
+        f"{environment}, the environment {link} points at, is writable by other users",
+        f"fix it with `chmod -R go-w {install}` and run setup again.",
+    )
+    assert machine.current() == serving
+    assert machine.claude.calls() == []
+
+    subprocess.run(["chmod", "-R", "go-w", os.fspath(install)], check=True)
+    assert machine.setup().returncode == 0
 
 
 def _compiles(install: Path) -> list[int]:

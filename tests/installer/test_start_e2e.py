@@ -710,7 +710,23 @@ def test_a_due_spawn_in_an_install_directory_others_can_write_refuses_to_update(
     finally:
         layout.root.chmod(0o755)
 
-    assert f"fix it with `chmod go-w {layout.root}`" in line
+    assert f"fix it with `chmod -R go-w {layout.root}`" in line
+
+
+def test_a_due_spawn_whose_environment_others_can_write_refuses_to_update_in_one_line(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    # What an earlier version left under umask 000: the environment writable throughout.
+    subprocess.run(["chmod", "-R", "go+w", os.fspath(old_install.original)], check=True)
+    try:
+        line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
+    finally:
+        subprocess.run(["chmod", "-R", "go-w", os.fspath(old_install.original)], check=True)
+
+    assert f"{old_install.original}, the environment current points at, is writable" in line
+    assert f"fix it with `chmod -R go-w {layout.root}`" in line
 
 
 # --- the lock ----------------------------------------------------------------------------------
