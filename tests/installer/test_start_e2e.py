@@ -48,7 +48,7 @@ from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.conftest import MISBEHAVING_RELEASES, PlantedWheelhouse
-from tests.server.test_standard_streams_e2e import with_closed
+from tests.server.test_standard_streams_e2e import assert_refused_for_a_closed_stdout, with_closed
 from tests.support.origin import DocsOrigin
 from tests.support.processes import (
     PROC_AVAILABLE,
@@ -699,33 +699,28 @@ def test_a_fifo_under_the_timestamps_name_neither_blocks_a_spawn_nor_lets_it_upd
     assert f"{layout.last_update_check} is a FIFO" in line
 
 
-def test_a_due_spawn_in_an_install_directory_others_can_write_refuses_to_update(
-    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+@pytest.mark.parametrize("writable", ["install directory", "environment"])
+def test_a_due_spawn_where_other_users_can_write_refuses_to_update_naming_the_fix(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn, writable: str
 ) -> None:
     layout = old_install.layout
     old_install.set_last_check(None)
-    layout.root.chmod(0o777)
+    # What an earlier version left under umask 000: writable throughout.
+    path, said = (
+        (layout.root, f"{layout.root} is writable by other users")
+        if writable == "install directory"
+        else (
+            old_install.original,
+            f"{old_install.original}, the environment current points at, is writable by other",
+        )
+    )
+    subprocess.run(["chmod", "-R", "go+w", os.fspath(path)], check=True)
     try:
         line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
     finally:
-        layout.root.chmod(0o755)
+        subprocess.run(["chmod", "-R", "go-w", os.fspath(path)], check=True)
 
-    assert f"fix it with `chmod -R go-w {layout.root}`" in line
-
-
-def test_a_due_spawn_whose_environment_others_can_write_refuses_to_update_in_one_line(
-    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
-) -> None:
-    layout = old_install.layout
-    old_install.set_last_check(None)
-    # What an earlier version left under umask 000: the environment writable throughout.
-    subprocess.run(["chmod", "-R", "go+w", os.fspath(old_install.original)], check=True)
-    try:
-        line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
-    finally:
-        subprocess.run(["chmod", "-R", "go-w", os.fspath(old_install.original)], check=True)
-
-    assert f"{old_install.original}, the environment current points at, is writable" in line
+    assert said in line
     assert f"fix it with `chmod -R go-w {layout.root}`" in line
 
 
@@ -1070,19 +1065,7 @@ def test_a_spawn_with_stdout_closed_exits_one_saying_so_in_one_line(
 ) -> None:
     old_install.set_last_check(None)
 
-    completed = subprocess.run(
-        with_closed("1", old_install.layout.start_argv()),
-        env=wheelhouse_environ,
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        timeout=WAIT,
-        check=False,
-    )
-
-    assert completed.returncode == 1
-    assert completed.stderr.decode().splitlines() == [
-        "kinetis-docs: stdout is closed, so no answer could reach the client; exiting."
-    ]
+    assert_refused_for_a_closed_stdout(old_install.layout.start_argv(), wheelhouse_environ)
     # It stopped before anything else: no update was tried.
     assert old_install.envs() == [old_install.original.name]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 
@@ -67,8 +67,16 @@ def test_a_server_started_with_stdin_and_stderr_closed_ends_at_once_as_at_end_of
 def test_a_server_started_with_stdout_closed_exits_one_saying_so_in_one_line(
     entry: Callable[[], list[str]],
 ) -> None:
+    assert_refused_for_a_closed_stdout(entry())
+
+
+def assert_refused_for_a_closed_stdout(
+    argv: Sequence[str], env: Mapping[str, str] | None = None
+) -> None:
+    """`argv` started with stdout closed exits 1, saying why in one line on stderr."""
     completed = subprocess.run(
-        with_closed("1", entry()),
+        with_closed("1", argv),
+        env=env,
         stdin=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         timeout=WAIT,
