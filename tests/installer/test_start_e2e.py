@@ -633,7 +633,7 @@ def test_an_update_to_a_release_that_misbehaves_where_a_spawn_runs_is_never_swit
 
 
 def test_the_updates_check_imports_every_module_of_the_package_a_due_spawn_imports(
-    newest_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+    newest_install: Install, wheelhouse_environ: dict[str, str]
 ) -> None:
     layout = newest_install.layout
     newest_install.set_last_check(None)
