@@ -2,13 +2,52 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.installer.machine import Machine, machine_at
 from tests.support.origin import DocsOrigin
-from tests.support.wheelhouse import make_wheelhouse, wheelhouse_pip_env
+from tests.support.wheelhouse import build_project_wheel, make_wheelhouse, wheelhouse_pip_env
+
+# A wheelhouse offering a misbehaving release: (module of the package, code appended to it).
+PlantedWheelhouse = Callable[[str, str], Path]
+PLANTED_VERSION = "1.0.2"
+
+# Releases that misbehave in what a client spawn runs before its first frame, for
+# `planted_wheelhouse`: the module planted in, the code appended to it, and what the
+# check of the new environment then says. The spawn entry's own two first: the server
+# alone (`python -m kinetis_mcp_docs.server`) imports neither module.
+SPAWN_ENTRY_RELEASES = [
+    pytest.param(
+        "installer/__init__.py",
+        '\nprint("HELLO")\n',
+        "something other than a JSON-RPC frame: 'HELLO'",
+        id="the spawn entry's package prints",
+    ),
+    pytest.param(
+        "installer/names.py",
+        "\nraise SystemExit(3)\n",
+        "initialize got no response before the server exited with status 3",
+        id="the spawn entry's names exit 3",
+    ),
+]
+MISBEHAVING_RELEASES = [
+    pytest.param(
+        "__init__.py",
+        '\nimport sys\nsys.stdout.write("kinetis 1.0.2 says hello\\n")\n',
+        "something other than a JSON-RPC frame: 'kinetis 1.0.2 says hello'",
+        id="the package writes to stdout",
+    ),
+    *SPAWN_ENTRY_RELEASES,
+    pytest.param(
+        "installer/update.py",
+        '\nprint("HELLO")\n',
+        "something other than a JSON-RPC frame: 'HELLO'",
+        id="the due spawn's update prints",
+    ),
+]
 
 # The releases the installer and updater tests resolve between: setup picks the newest
 # within >=1.0,<2 (1.0.1); an update from 1.0.0 takes 1.0.1; 2.0.0 must never be taken.
@@ -22,6 +61,28 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Co
     cache_provider = getattr(pytestconfig, "cache", None)
     cache = cache_provider.mkdir("kinetis-dependency-wheels") if cache_provider else None
     return make_wheelhouse(tmp_path_factory, WHEELHOUSE_VERSIONS, cache_dir=cache)
+
+
+@pytest.fixture(scope="session")
+def planted_wheelhouse(
+    wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory
+) -> PlantedWheelhouse:
+    """The session's wheelhouse plus a 1.0.2 with `code` appended to `module` (say
+    `installer/names.py`): the newest release, one that misbehaves when that module is
+    imported. Each is built once per session."""
+    built: dict[tuple[str, str], Path] = {}
+
+    def planted(module: str, code: str) -> Path:
+        if (module, code) not in built:
+            house = tmp_path_factory.mktemp("planted-wheelhouse")
+            for wheel in wheelhouse.glob("*.whl"):
+                (house / wheel.name).symlink_to(wheel)
+            work = tmp_path_factory.mktemp("planted-build")
+            build_project_wheel(PLANTED_VERSION, house, work=work, at_import=code, module=module)
+            built[module, code] = house
+        return built[module, code]
+
+    return planted
 
 
 @pytest.fixture(scope="session")

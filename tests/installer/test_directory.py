@@ -28,6 +28,9 @@ MARKER = b"kinetis-mcp-docs install directory\n"
 # Paths are made inside the tests, never at import: on Python 3.10 a Path object made
 # before pyfakefs patches pathlib would keep reaching the real file system.
 HOME = "/home/user"
+# Environment names, as setup makes them.
+SERVING = "20261201T101500-3f2a9c1e"
+OTHER = "20261130T091200-8b7d0e42"
 
 Snapshot = dict[str, tuple[object, ...]]
 
@@ -365,7 +368,7 @@ def test_a_directory_other_users_can_write_is_refused_with_the_chmod_that_fixes_
     assert_refused(root, f"writable by other users (mode {mode:04o})")
     with pytest.raises(InstallerError) as refusal:
         inspect_directory(root)
-    assert f"fix it with `chmod go-w {root}` and run setup again." in refusal.value.message
+    assert f"fix it with `chmod -R go-w {root}` and run setup again." in refusal.value.message
 
 
 def test_an_install_whose_envs_other_users_can_write_is_refused(
@@ -376,7 +379,47 @@ def test_an_install_whose_envs_other_users_can_write_is_refused(
     (root / "envs").mkdir(mode=0o777)
     (root / "envs").chmod(0o777)
 
-    assert_refused(root, f"{root / 'envs'} is writable by other users")
+    assert_refused(root, f"{root / 'envs'} is writable by other users", f"`chmod -R go-w {root}`")
+
+
+@pytest.mark.parametrize("link", ["current", "previous"])
+def test_an_install_whose_current_or_previous_environment_others_can_write_is_refused(
+    root: Path, home: Path, fs: FakeFilesystem, link: str
+) -> None:
+    # What an install made under umask 000 by a version before modes were enforced holds.
+    fs.create_file(root / ".kinetis-mcp-docs", contents=MARKER)
+    serving, other = root / "envs" / SERVING, root / "envs" / OTHER
+    for directory in (root, root / "envs", serving, other):
+        directory.mkdir(exist_ok=True)
+        directory.chmod(0o755)
+    fs.create_symlink(root / "current", f"envs/{SERVING}")
+    fs.create_symlink(root / "previous", f"envs/{OTHER}")
+    writable = serving if link == "current" else other
+    writable.chmod(0o777)
+
+    assert_refused(
+        root,
+        f"{writable}, the environment {link} points at, is writable by other users (mode 0777)",
+        f"fix it with `chmod -R go-w {root}` and run setup again.",
+    )
+
+
+def test_an_install_whose_environments_only_the_owner_can_write_is_accepted(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=MARKER)
+    for directory, mode in (
+        (root, 0o755),
+        (root / "envs", 0o755),
+        (root / "envs" / SERVING, 0o755),
+        (root / "envs" / OTHER, 0o777),
+    ):
+        directory.mkdir(exist_ok=True)
+        directory.chmod(mode)
+    fs.create_symlink(root / "current", f"envs/{SERVING}")
+    # Only what `current` and `previous` point at counts: OTHER is pruned, never run.
+
+    assert inspect_directory(root) is Found.OURS
 
 
 @pytest.mark.parametrize(

@@ -275,7 +275,7 @@ def test_a_check_of_an_environment_whose_server_fails_names_the_file_holding_its
     (kept,) = tmp_path.glob("kinetis-docs-server-*.log")
     assert error.value.message == (
         "The new environment's server failed its check: initialize got no response before "
-        f"exiting. The server's stderr is in {kept}."
+        f"the server exited with status 1. The server's stderr is in {kept}."
     )
     assert kept.read_text() == "ModuleNotFoundError: no module named httpx\n"
 

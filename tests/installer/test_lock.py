@@ -85,17 +85,28 @@ def test_the_lock_file_stays_after_release(tmp_path: Path) -> None:
     assert lock.is_file()
 
 
-def test_the_lock_file_is_created_readable_by_others_and_writable_only_by_us_under_umask_0(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("umask", "mode"),
+    [
+        # Never writable by others, however loose the umask.
+        (0o000, 0o644),
+        (0o002, 0o644),
+        # A stricter umask is kept: it only takes more away.
+        (0o027, 0o640),
+        (0o077, 0o600),
+    ],
+)
+def test_the_lock_file_is_created_writable_only_by_us_and_as_private_as_the_umask_asks(
+    tmp_path: Path, umask: int, mode: int
 ) -> None:
     lock = tmp_path / ".update.lock"
-    before = os.umask(0)
+    before = os.umask(umask)
     try:
         with update_lock(lock):
             pass
     finally:
         os.umask(before)
-    assert stat.S_IMODE(lock.stat().st_mode) == 0o644
+    assert stat.S_IMODE(lock.stat().st_mode) == mode
 
 
 @pytest.mark.parametrize("planted", ["dangling", "to-a-file"])

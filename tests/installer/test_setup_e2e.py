@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.installer.conftest import SPAWN_ENTRY_RELEASES, PlantedWheelhouse
 from tests.installer.machine import (
     MARKER,
     START,
@@ -29,6 +30,7 @@ from tests.installer.machine import (
 )
 from tests.support.clients import StubClient
 from tests.support.processes import PROC_AVAILABLE, wait_for
+from tests.support.wheelhouse import wheelhouse_pip_env
 
 
 def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run_reinstalls(
@@ -399,9 +401,37 @@ def test_setup_refuses_an_empty_directory_other_users_can_write_naming_the_fix(
     result = machine.setup()
 
     _assert_refused_in_one_line(
-        result, "writable by other users (mode 0777)", f"`chmod go-w {machine.install}`"
+        result, "writable by other users (mode 0777)", f"`chmod -R go-w {machine.install}`"
     )
     assert list(machine.install.iterdir()) == []
+
+
+@pytest.mark.parametrize("link", ["current", "previous"])
+def test_setup_refuses_an_install_whose_environment_others_can_write_until_the_named_fix(
+    machine: Machine, link: str
+) -> None:
+    assert machine.setup().returncode == 0
+    if link == "previous":
+        assert machine.setup().returncode == 0
+    install = machine.install
+    serving = machine.current()
+    environment = install / "envs" / (install / link).readlink().name
+    # What an earlier version left under umask 000: the environment writable throughout.
+    subprocess.run(["chmod", "-R", "go+w", os.fspath(environment)], check=True)
+    machine.claude.clear_log()
+
+    refused = machine.setup()
+
+    _assert_refused_in_one_line(
+        refused,
+        f"{environment}, the environment {link} points at, is writable by other users",
+        f"fix it with `chmod -R go-w {install}` and run setup again.",
+    )
+    assert machine.current() == serving
+    assert machine.claude.calls() == []
+
+    subprocess.run(["chmod", "-R", "go-w", os.fspath(install)], check=True)
+    assert machine.setup().returncode == 0
 
 
 def _compiles(install: Path) -> list[int]:
@@ -559,4 +589,28 @@ def test_a_failed_verification_over_an_install_says_the_new_environment_stays_cu
     )
     assert machine.current() != serving
     assert (machine.install / "previous").readlink().name == serving
+    assert machine.claude.registrations() == registered
+
+
+@pytest.mark.parametrize(("module", "code", "said"), SPAWN_ENTRY_RELEASES)
+def test_setup_refuses_a_release_that_misbehaves_where_a_spawn_runs_before_switching_to_it(
+    machine: Machine, planted_wheelhouse: PlantedWheelhouse, module: str, code: str, said: str
+) -> None:
+    assert machine.setup().returncode == 0
+    registered = machine.claude.registrations()
+    serving = machine.current()
+    machine.env |= wheelhouse_pip_env(planted_wheelhouse(module, code))
+
+    result = machine.setup()
+
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    line = result.stderr.splitlines()[-1]
+    assert line.startswith("kinetis-docs: The new environment's server failed its check: ")
+    assert said in line
+    assert line.endswith(
+        f"The install in {machine.install} is as it was, and no registration was changed."
+    )
+    assert machine.current() == serving
+    assert environments(machine.install) == [serving]
     assert machine.claude.registrations() == registered

@@ -127,8 +127,8 @@ def test_a_server_silent_on_stderr_says_so_and_keeps_no_file(
         verify(argv)
 
     assert error.value.message == (
-        "Verification failed: initialize got no response before exiting. "
-        "The server wrote nothing to stderr."
+        "Verification failed: initialize got no response before the server exited with "
+        "status 3. The server wrote nothing to stderr."
     )
     assert error.value.problem.code is None
     assert list(temporary_directory.iterdir()) == []

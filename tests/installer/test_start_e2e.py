@@ -16,7 +16,9 @@ original environment is never modified by an update, which is the property under
 from __future__ import annotations
 
 import http.server
+import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -31,6 +33,7 @@ from typing import Any
 
 import pytest
 
+from kinetis_mcp_docs.installer.candidate import Candidate
 from kinetis_mcp_docs.installer.environment import (
     build_environment,
     canonical_name,
@@ -44,6 +47,8 @@ from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, Insta
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
+from tests.installer.conftest import MISBEHAVING_RELEASES, PlantedWheelhouse
+from tests.server.test_standard_streams_e2e import assert_refused_for_a_closed_stdout, with_closed
 from tests.support.origin import DocsOrigin
 from tests.support.processes import (
     PROC_AVAILABLE,
@@ -55,7 +60,6 @@ from tests.support.processes import (
 )
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess, assert_only_frames
 from tests.support.wheelhouse import (
-    build_project_wheel,
     wheelhouse_pip_env,
     without_pip_configuration,
 )
@@ -446,14 +450,19 @@ def test_a_spawn_within_the_window_imports_only_what_answering_needs(
 
     # Every module imported once `-m` hands over to our code: what runpy and site import
     # before it is the interpreter's cost, paid by any Python program started this way.
-    imported = [
-        line.rsplit("|", 1)[1].strip()
-        for line in server.stderr.splitlines()
-        if line.startswith("import time:") and line.count("|") == 2
-    ]
+    imported = _imported(server)
     ours = imported[imported.index("kinetis_mcp_docs") :]
     assert "kinetis_mcp_docs.server.stdio" in ours
     assert set(ours) & HEAVY_MODULES == set()
+
+
+def _imported(process: ServerProcess) -> list[str]:
+    """The modules a process started with `-X importtime` imported, in order."""
+    return [
+        line.rsplit("|", 1)[1].strip()
+        for line in process.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    ]
 
 
 def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
@@ -604,31 +613,52 @@ def test_a_due_spawn_gives_up_on_an_index_that_never_answers_long_before_its_dea
     assert index.count(PROJECT_PAGE) == 1
 
 
-@pytest.fixture(scope="session")
-def noisy_wheelhouse(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The session's wheelhouse plus a 1.0.2 that prints to stdout when imported."""
-    noisy = tmp_path_factory.mktemp("noisy-wheelhouse")
-    for wheel in wheelhouse.glob("*.whl"):
-        (noisy / wheel.name).symlink_to(wheel)
-    build_project_wheel(
-        "1.0.2",
-        noisy,
-        work=tmp_path_factory.mktemp("noisy-build"),
-        at_import='\nimport sys\nsys.stdout.write("kinetis 1.0.2 says hello\\n")\n',
-    )
-    return noisy
-
-
-def test_an_update_to_a_release_that_writes_to_stdout_at_import_is_never_switched_in(
-    old_install: Install, noisy_wheelhouse: Path, tmp_path: Path, spawns: Spawn
+@pytest.mark.parametrize(("module", "code", "said"), MISBEHAVING_RELEASES)
+def test_an_update_to_a_release_that_misbehaves_where_a_spawn_runs_is_never_switched_in(  # noqa: PLR0917
+    old_install: Install,
+    planted_wheelhouse: PlantedWheelhouse,
+    tmp_path: Path,
+    spawns: Spawn,
+    module: str,
+    code: str,
+    said: str,
 ) -> None:
     old_install.set_last_check(None)
-    environ = _environ(wheelhouse_pip_env(noisy_wheelhouse), tmp_path)
+    environ = _environ(wheelhouse_pip_env(planted_wheelhouse(module, code)), tmp_path)
 
     line = _refuses_to_update(old_install, environ, spawns)
 
-    assert "something other than a JSON-RPC frame" in line
-    assert "kinetis 1.0.2 says hello" in line
+    assert "The new environment's server failed its check" in line
+    assert said in line
+
+
+def test_the_updates_check_imports_every_module_of_the_package_a_due_spawn_imports(
+    newest_install: Install, wheelhouse_environ: dict[str, str]
+) -> None:
+    layout = newest_install.layout
+    newest_install.set_last_check(None)
+    python, *rest = layout.start_argv()
+    # A due spawn that finds nothing newer, every import reported on stderr.
+    spawn = ServerProcess([python, "-X", "importtime", *rest], wheelhouse_environ)
+    check = Candidate(layout, newest_install.original, None).check_argv()
+    checking = ServerProcess([check[0], "-X", "importtime", *check[1:]], wheelhouse_environ)
+    try:
+        for process in (spawn, checking):
+            assert _initialize(process) == "1.0.1"
+            _finish(process)
+    finally:
+        spawn.kill()
+        checking.kill()
+
+    assert read_last_check(layout.last_update_check) is not None  # it did check
+    spawned, checked = _package_imports(spawn), _package_imports(checking)
+    assert "kinetis_mcp_docs.installer.update" in spawned
+    assert spawned <= checked
+
+
+def _package_imports(process: ServerProcess) -> set[str]:
+    """The modules of this package a process started with `-X importtime` imported."""
+    return {name for name in _imported(process) if name.split(".")[0] == "kinetis_mcp_docs"}
 
 
 @pytest.mark.parametrize("planted", ["dangling-lock-link", "lock-link-to-a-file"])
@@ -669,18 +699,29 @@ def test_a_fifo_under_the_timestamps_name_neither_blocks_a_spawn_nor_lets_it_upd
     assert f"{layout.last_update_check} is a FIFO" in line
 
 
-def test_a_due_spawn_in_an_install_directory_others_can_write_refuses_to_update(
-    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
+@pytest.mark.parametrize("writable", ["install directory", "environment"])
+def test_a_due_spawn_where_other_users_can_write_refuses_to_update_naming_the_fix(
+    old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn, writable: str
 ) -> None:
     layout = old_install.layout
     old_install.set_last_check(None)
-    layout.root.chmod(0o777)
+    # What an earlier version left under umask 000: writable throughout.
+    path, said = (
+        (layout.root, f"{layout.root} is writable by other users")
+        if writable == "install directory"
+        else (
+            old_install.original,
+            f"{old_install.original}, the environment current points at, is writable by other",
+        )
+    )
+    subprocess.run(["chmod", "-R", "go+w", os.fspath(path)], check=True)
     try:
         line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
     finally:
-        layout.root.chmod(0o755)
+        subprocess.run(["chmod", "-R", "go-w", os.fspath(path)], check=True)
 
-    assert f"fix it with `chmod go-w {layout.root}`" in line
+    assert said in line
+    assert f"fix it with `chmod -R go-w {layout.root}`" in line
 
 
 # --- the lock ----------------------------------------------------------------------------------
@@ -1000,6 +1041,111 @@ def test_a_lock_that_cannot_be_taken_costs_one_line_and_the_installed_version_se
     (line,) = _our_lines(server)
     assert "update lock" in line
     assert not old_install.layout.last_update_check.exists()
+
+
+# --- closed and full standard streams -----------------------------------------------------------
+
+
+def test_a_due_spawn_with_stderr_closed_whose_update_fails_writes_nothing_but_frames(
+    old_install: Install, unreachable_environ: dict[str, str]
+) -> None:
+    old_install.set_last_check(None)
+
+    server = ServerProcess(with_closed("2", old_install.layout.start_argv()), unreachable_environ)
+    try:
+        assert _initialize(server) == "1.0.0"
+        _finish(server)
+    finally:
+        server.kill()
+    assert not old_install.layout.last_update_check.exists()
+
+
+def test_a_spawn_with_stdout_closed_exits_one_saying_so_in_one_line(
+    old_install: Install, wheelhouse_environ: dict[str, str]
+) -> None:
+    old_install.set_last_check(None)
+
+    assert_refused_for_a_closed_stdout(old_install.layout.start_argv(), wheelhouse_environ)
+    # It stopped before anything else: no update was tried.
+    assert old_install.envs() == [old_install.original.name]
+
+
+def _full_pipe() -> tuple[int, int]:
+    """A pipe whose buffer is full: a blocking write to it waits until someone reads."""
+    read_end, write_end = os.pipe()
+    # Filled through a non-blocking open file description of its own: the write end the
+    # spawn gets stays blocking, as the pipe a client gives is.
+    filler = os.open(f"/proc/self/fd/{write_end}", os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        while True:
+            os.write(filler, bytes(65536))
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(filler)
+    return read_end, write_end
+
+
+def _read_to_end(fd: int) -> bytes:
+    """Everything still to come from `fd` until its writers are gone (bounded)."""
+    data = bytearray()
+    deadline = time.monotonic() + WAIT
+    while select.select([fd], [], [], max(deadline - time.monotonic(), 0))[0]:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return bytes(data)
+        data += chunk
+    raise AssertionError("stderr did not reach its end in time")
+
+
+@pytest.mark.parametrize("failure", ["the lock cannot be taken", "pip cannot reach the index"])
+def test_a_due_spawn_whose_update_fails_serves_though_its_stderr_is_full_and_unread(
+    old_install: Install, unreachable_environ: dict[str, str], failure: str
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    if failure == "the lock cannot be taken":
+        layout.lock.unlink(missing_ok=True)
+        layout.lock.mkdir()
+    # pip writes to the descriptor itself, and blocks there until the deadline stops it.
+    environ = unreachable_environ | {TIMEOUT_VARIABLE: "3"}
+    read_end, write_end = _full_pipe()
+    try:
+        process = subprocess.Popen(
+            layout.start_argv(),
+            env=environ,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=write_end,
+        )
+    finally:
+        os.close(write_end)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize"}
+        process.stdin.write(json.dumps(initialize | {"params": INITIALIZE_PARAMS}).encode())
+        process.stdin.write(b"\n")
+        process.stdin.flush()
+        assert select.select([process.stdout], [], [], WAIT)[0], "no answer to initialize"
+        answer = json.loads(process.stdout.readline())
+        assert answer["result"]["serverInfo"]["version"] == "1.0.0"
+
+        process.stdin.close()
+        said = _read_to_end(read_end).lstrip(b"\0").decode()
+        assert process.wait(timeout=WAIT) == 0
+    finally:
+        process.kill()
+        process.wait(timeout=WAIT)
+        for stream in (process.stdin, process.stdout):
+            stream.close()
+        os.close(read_end)
+
+    (line,) = [line for line in said.splitlines() if line.startswith("kinetis-docs:")]
+    assert "could not update" in line
+    if failure == "pip cannot reach the index":
+        assert "did not finish before the deadline" in line
+    assert not layout.last_update_check.exists()
 
 
 # --- the registered command's options and Ctrl-C ------------------------------------------------

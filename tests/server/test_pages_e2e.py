@@ -19,7 +19,13 @@ import pytest
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS
 from kinetis_mcp_docs.server.protocol.framing import FrameWriter
 from tests.server.conftest import SpawnServer
-from tests.support.bombs import MIB, gzip_bomb, stacked_gzip_bomb
+from tests.support.bombs import (
+    MIB,
+    deflate_bomb,
+    gzip_bomb,
+    raw_deflate_bomb,
+    stacked_gzip_bomb,
+)
 from tests.support.origin import CLIENT_GONE, DocsOrigin, page_path
 from tests.support.processes import peak_rss_kib
 from tests.support.stdio import ServerProcess, assert_only_frames
@@ -118,6 +124,8 @@ def test_a_two_hundred_mebibyte_body_is_abandoned_without_being_held(
 BOMBS = [
     pytest.param("gzip", gzip_bomb(256 * MIB), id="gzip"),
     pytest.param("gzip, gzip", stacked_gzip_bomb(256 * MIB), id="gzip-gzip"),
+    pytest.param("deflate", deflate_bomb(256 * MIB), id="deflate-zlib"),
+    pytest.param("deflate", raw_deflate_bomb(256 * MIB), id="deflate-raw"),
 ]
 BOMB_BUDGET_KIB = 16 * 1024
 

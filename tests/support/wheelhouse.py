@@ -52,11 +52,14 @@ def make_wheelhouse(
     return wheelhouse
 
 
-def build_project_wheel(version: str, out: Path, *, work: Path, at_import: str = "") -> Path:
+def build_project_wheel(
+    version: str, out: Path, *, work: Path, at_import: str = "", module: str = "__init__.py"
+) -> Path:
     """Build this checkout's wheel with `__version__` rewritten to `version`, into `out`.
 
-    `at_import` is code appended to the package's `__init__.py`: a release that misbehaves
-    as soon as it is imported.
+    `at_import` is code appended to `module`, a file of the package given by its path in
+    the package (`installer/names.py`; by default its `__init__.py`): a release that
+    misbehaves as soon as that module is imported.
     """
     source = work / "source"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -64,11 +67,16 @@ def build_project_wheel(version: str, out: Path, *, work: Path, at_import: str =
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         if (PROJECT_ROOT / name).exists():
             shutil.copy2(PROJECT_ROOT / name, source / name)
-    init = source / "src" / "kinetis_mcp_docs" / "__init__.py"
+    package = source / "src" / "kinetis_mcp_docs"
+    init = package / "__init__.py"
     text, count = _VERSION_LINE.subn(f'__version__ = "{version}"', init.read_text())
     if count != 1:
         raise RuntimeError(f"no single __version__ line in {init}")
-    init.write_text(text + at_import)
+    init.write_text(text)
+    planted = package / module
+    if not planted.is_file():
+        raise RuntimeError(f"{module} is not a module of the package")
+    planted.write_text(planted.read_text() + at_import)
     built = work / "built"
     _pip(
         ["wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", str(built), str(source)],

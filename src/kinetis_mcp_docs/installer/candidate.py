@@ -35,12 +35,27 @@ from kinetis_mcp_docs.installer.environment import (
     switch_to,
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import SERVER_MODULE, InstallLayout
+from kinetis_mcp_docs.installer.layout import SERVER_MODULE, START_MODULE, InstallLayout
 from kinetis_mcp_docs.installer.smoke import OFFLINE_CHECK, run_exchange
 from kinetis_mcp_docs.installer.throttle import record_check
 
 # The offline check starts an interpreter and imports the server: seconds, not more.
 CHECK_TIMEOUT_SECONDS = 20.0
+# What a client spawn runs before its first frame: the registered entry and every module
+# it imports, on either of its paths — inside the update window, and with an update due
+# (the update's own modules) — then the server it hands over to after an update.
+SPAWN_MODULES = (
+    START_MODULE,
+    "kinetis_mcp_docs.installer.layout",
+    "kinetis_mcp_docs.installer.update",
+)
+# The check runs all of that in one interpreter of the new environment: each of those
+# modules imported, then the server run as `python -m` runs it. The entry is imported, not
+# run: run, it would find the update due (nothing is recorded before the switch) and wait
+# for the lock the caller holds.
+SPAWN_CHECK = "".join(f"import {module}\n" for module in SPAWN_MODULES) + (
+    f"import runpy\nrunpy.run_module({SERVER_MODULE!r}, run_name='__main__', alter_sys=True)\n"
+)
 # The bound on a build a user asked for (setup, `kinetis-docs update`): a first install
 # downloads a handful of wheels; past this something is wrong.
 MANUAL_DEADLINE_SECONDS = 600.0
@@ -55,10 +70,12 @@ class Candidate:
         self._compiling = compiling
 
     def check(self, *, deadline: float | None, expected: str | None = None) -> str:
-        """Start its server offline, as strictly as setup verifies; return its version.
+        """Run what a client spawn of it runs, offline, as strictly as setup verifies;
+        return its version.
 
+        `SPAWN_CHECK`: every module of the spawn entry's paths imported, then its server.
         `initialize` and `resources/list` must each get one answer, nothing else may reach
-        stdout, and the server must exit 0 when its input ends. With `expected`, the
+        stdout, and the process must exit 0 when its input ends. With `expected`, the
         version it reports must be that one. Raises `InstallerError` otherwise.
         """
         left = remaining(deadline)
@@ -66,7 +83,7 @@ class Candidate:
         if timeout <= 0:
             raise InstallerError("Could not check the new environment: the deadline passed.")
         version = run_exchange(
-            [os.fspath(self.layout.python(self.env)), "-I", "-m", SERVER_MODULE],
+            self.check_argv(),
             scrubbed_environment(),
             OFFLINE_CHECK,
             timeout=timeout,
@@ -78,6 +95,10 @@ class Candidate:
                 f"The new environment's server reports version {version}, not {expected}."
             )
         return version
+
+    def check_argv(self) -> list[str]:
+        """The command `check` runs: the new environment's interpreter on `SPAWN_CHECK`."""
+        return [os.fspath(self.layout.python(self.env)), "-I", "-c", SPAWN_CHECK]
 
     def finish(self, *, timeout: float) -> None:
         """Wait up to `timeout` seconds for the byte-compile beside it; stop it past that."""

@@ -14,8 +14,11 @@ a home directory, a checkout — is left exactly as it was. Setup refuses such a
 (`inspect_directory`), and so do `update` and `uninstall` (`owned_install`).
 
 Ownership is not enough to write there: `install_problem` also refuses an install
-directory (or its `envs`) that other users can write to — any of them could then change
-what a client runs — naming the `chmod` that fixes it, as ssh refuses a writable key; and
+directory, its `envs`, or the environment `current` or `previous` points at, that other
+users can write to — any of them could then change what a client runs, or what a rollback
+would run — naming the `chmod -R` that fixes the whole directory, as ssh refuses a
+writable key (an install made by an earlier version under umask 000 is writable
+throughout); and
 refuses an entry of the layout that is not of the type setup writes (a `current` that is a
 directory, an `envs` that is a file, a lock that is a symlink, ...), before anything is
 written. What setup creates is never writable by others, whatever the umask.
@@ -38,6 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kinetis_mcp_docs.installer.environment import current_environment, previous_environment
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.files import describe, write_atomic
 from kinetis_mcp_docs.installer.layout import (
@@ -232,7 +236,7 @@ def install_problem(layout: InstallLayout) -> tuple[str, str] | None:
     except OSError as error:
         return f"{root} cannot be examined ({error.strerror})", "check that path"
     if mode & _WRITABLE_BY_OTHERS:
-        return _writable(root, mode)
+        return _writable(root, root, mode)
     for name, wanted, holds in _ENTRIES:
         entry = root / name
         try:
@@ -248,7 +252,24 @@ def install_problem(layout: InstallLayout) -> tuple[str, str] | None:
                 f"move {shlex.quote(os.fspath(entry))} out of the way",
             )
         if stat.S_ISDIR(mode) and mode & _WRITABLE_BY_OTHERS:
-            return _writable(entry, mode)
+            return _writable(root, entry, mode)
+    return _writable_environment(layout)
+
+
+def _writable_environment(layout: InstallLayout) -> tuple[str, str] | None:
+    """The problem with an environment `current` or `previous` runs that others can write."""
+    for link, env in (
+        (CURRENT_NAME, current_environment(layout)),
+        (PREVIOUS_NAME, previous_environment(layout)),
+    ):
+        if env is None:
+            continue
+        try:
+            mode = env.lstat().st_mode
+        except OSError as error:
+            return f"{env} cannot be examined ({error.strerror})", "check that path"
+        if mode & _WRITABLE_BY_OTHERS:
+            return _writable(layout.root, env, mode, f", the environment {link} points at,")
     return None
 
 
@@ -260,13 +281,15 @@ def check_install(layout: InstallLayout) -> None:
         raise InstallerError(f"{reason}; {fix} and try again.")
 
 
-def _writable(path: Path, mode: int) -> tuple[str, str]:
+def _writable(root: Path, path: Path, mode: int, which: str = "") -> tuple[str, str]:
+    """`path` (under `root`, or `root` itself) is writable by others; the fix is recursive:
+    what made it so (a umask of 000, say) usually made everything below it so too."""
     return (
         (
-            f"{path} is writable by other users (mode {stat.S_IMODE(mode):04o}), so any of "
-            "them could change what your client runs"
+            f"{path}{which} is writable by other users (mode {stat.S_IMODE(mode):04o}), so "
+            "any of them could change what your client runs"
         ),
-        f"fix it with `chmod go-w {shlex.quote(os.fspath(path))}`",
+        f"fix it with `chmod -R go-w {shlex.quote(os.fspath(root))}`",
     )
 
 

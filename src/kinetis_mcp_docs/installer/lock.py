@@ -13,7 +13,9 @@ client start but one a day. What the lock guarantees:
   under the name is refused here, before filelock runs, and filelock (3.20.1 and later)
   opens it with `O_NOFOLLOW`, which closes the gap between the two;
 - the file itself is never deleted: unlinking a lock file while another process waits on
-  its old inode would let two holders in at once.
+  its old inode would let two holders in at once;
+- it is created `files.FILE_MODE` less what the umask takes, as every file of the install
+  directory is: never writable by others, and no more readable than a stricter umask allows.
 
 A process that finds the lock held says so through `on_wait` and waits (filelock polls
 every 50 ms). `LockState.waited` then tells the caller that the holder has just installed
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 
 from filelock import FileLock, Timeout
 
+from kinetis_mcp_docs.installer.children import child_umask
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.files import FILE_MODE, describe
 
@@ -52,7 +55,9 @@ def update_lock(
     """
     name = os.fspath(path)
     _refuse_unless_regular(name)
-    lock = FileLock(name, mode=FILE_MODE)
+    # filelock sets an explicit mode with `fchmod`, past the umask: filter it here. The
+    # children's umask is this process's, with group and others' write taken away too.
+    lock = FileLock(name, mode=FILE_MODE & ~child_umask())
     try:
         try:
             lock.acquire(timeout=0)

@@ -7,7 +7,8 @@ Two exchanges, held to the same rules:
   a client will use. The read fetches a real page, so it also proves the documentation
   origin is reachable from the environment the client gives the server.
 - the offline check of a new environment (setup's and the daily update's alike):
-  `initialize` and `resources/list`, which need no network.
+  `initialize` and `resources/list`, which need no network, through what a client spawn of
+  that environment runs (`candidate.SPAWN_CHECK`).
 
 Either passes only when every request got one answer carrying its result member
 (non-empty), nothing else reached stdout — no frame for the notification, no line that is
@@ -188,8 +189,7 @@ def first_problem(transcript: Transcript, steps: Sequence[Step]) -> Problem | No
     for step in answered:
         frame = transcript.response(step.request_id)
         if frame is None:
-            why = "in time" if transcript.timed_out else "before exiting"
-            return Problem(f"{step.label} got no response {why}")
+            return Problem(f"{step.label} got no response {_how_it_ended(transcript)}")
         if "error" in frame:
             error = frame["error"] if isinstance(frame["error"], dict) else {}
             message = str(error.get("message", "")).rstrip(".")
@@ -224,6 +224,15 @@ def _misbehaviour(transcript: Transcript, steps: Sequence[Step], answered: int) 
             f"the server exited with status {transcript.returncode} after its input ended"
         )
     return None
+
+
+def _how_it_ended(transcript: Transcript) -> str:
+    """Why a response never came, for a message: the time ran out, or the server exited."""
+    if transcript.timed_out:
+        return "in time"
+    if transcript.returncode:
+        return f"before the server exited with status {transcript.returncode}"
+    return "before the server exited"
 
 
 def _version(transcript: Transcript) -> str | None:

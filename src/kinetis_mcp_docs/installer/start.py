@@ -23,7 +23,12 @@ dataclasses (and so `layout.py`; the names come from `names.py`), and imports th
 machinery, filelock with it, only when an update is due.
 
 Nothing is written to stdout here: it carries protocol frames, and the server reserves it
-for them. Messages go to stderr, and pip's output is sent there too (`pip.py`).
+for them. Messages go to stderr, and pip's output is sent there too (`pip.py`). Before
+anything else, the standard descriptors are made safe (`standard_streams`): a closed stderr
+is opened on the null device, a closed stdout refused with one line and exit status 1, and
+every message goes through the server's `StderrLog`, so a stderr nobody reads can cost a
+message but never hang the start. (pip writes to the descriptor itself and may block on
+it, but only until the update's deadline stops its process group.)
 """
 
 # pathlib stays off the spawn path (see above), so paths here are `os.path` strings.
@@ -46,6 +51,7 @@ from kinetis_mcp_docs.installer.names import (
     SERVER_MODULE,
 )
 from kinetis_mcp_docs.installer.throttle import is_due, read_last_check
+from kinetis_mcp_docs.server.standard_streams import StdoutClosed, open_standard_streams
 
 _MARKER_BYTES = MARKER_CONTENT.encode()
 
@@ -58,6 +64,11 @@ _ENVIRONMENT = os.path.realpath(sys.prefix)
 
 def main() -> int:
     """Check for an update if one is due, then serve (here, or exec'd into a new version)."""
+    try:
+        log = open_standard_streams()
+    except StdoutClosed as error:
+        _say(f"{error}; exiting.")
+        return 1
     root = install_directory(_ENVIRONMENT)
     if root is None:
         _say(
@@ -73,7 +84,7 @@ def main() -> int:
     if serving != _ENVIRONMENT:
         python = os.path.join(serving, "bin", "python")
         if os.access(python, os.X_OK):
-            sys.stderr.flush()
+            log.drain()  # the lines said so far, bounded: an exec would drop them
             # An argv list, no shell; the lock's descriptor is already closed.
             # The server's own options (`--docs-dir`) go with it, as registered.
             os.execv(python, [python, "-I", "-m", SERVER_MODULE, *sys.argv[1:]])  # noqa: S606

@@ -135,7 +135,16 @@ class HttpPageSource:
             if self._closed:
                 raise PageFetchError(attempt.url, "the page source is closed")
             self._attempts.add(attempt)
-        attempt.worker.start()
+        try:
+            attempt.worker.start()
+        except (RuntimeError, MemoryError) as error:
+            # The process is at its limit of threads or address space: this read fails,
+            # the others and the session go on.
+            with self._lock:
+                self._attempts.discard(attempt)
+            raise PageFetchError(
+                attempt.url, f"no thread could be started for the request ({error})"
+            ) from error
         if attempt.finished.wait(max(0.0, deadline - time.monotonic())):
             return attempt.result()
         attempt.abort()

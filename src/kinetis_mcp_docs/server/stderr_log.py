@@ -9,7 +9,9 @@ written as a line of its own once stderr takes lines again.
 
 The descriptor itself is left blocking: `O_NONBLOCK` would change its open file
 description, which may be the user's terminal, shared with their shell. `threading` is
-imported, and the writer started, with the first line: most sessions never write one.
+imported, and the writer started, with the first line: most sessions never write one. A
+writer that cannot start (the process is out of threads or memory) is tried again with the
+next line; meanwhile lines wait in the queue, under the same bound.
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ class StderrLog(io.TextIOBase):
                 self._partial = ""
             changed = self._changed
             if changed is None:
-                return True
+                return not self._lines  # no writer could start: queued lines stay unwritten
             seen, last_progress = self._writes, time.monotonic()
             while (self._lines or self._writing) and not self._broken:
                 remaining = last_progress + timeout - time.monotonic()
@@ -124,9 +126,13 @@ class StderrLog(io.TextIOBase):
             if self._changed is not None:
                 return
             changed = threading.Condition(self._lock)
-            threading.Thread(
+            writer = threading.Thread(
                 target=self._write_lines, args=(changed,), name="kinetis-docs stderr", daemon=True
-            ).start()
+            )
+            try:
+                writer.start()
+            except (RuntimeError, MemoryError):
+                return  # no thread to be had now: the line is queued, the next one tries again
             self._changed = changed
         # Lines still queued when the interpreter exits normally are written then (bounded).
         atexit.register(self.drain)

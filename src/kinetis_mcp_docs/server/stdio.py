@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+from _thread import stack_size  # `threading` costs start-up time; this is all it takes
 
 from .. import __version__
 from .application import DocsApplication
 from .methods import method_table
 from .protocol.dispatch import Dispatcher
 from .protocol.framing import FrameWriter, read_frames
+from .standard_streams import StdoutClosed, open_standard_streams
 from .stderr_log import StderrLog
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
@@ -42,6 +44,12 @@ TERMINAL_NOTICE = (
 )
 # The shell's convention for a process ended by SIGINT.
 INTERRUPTED_EXIT = 130
+WORKER_STACK_BYTES = 256 * 1024
+"""The stack of every thread the server starts: a page read runs on two (the request's,
+and its fetch's, which the deadline abandons), up to 32 reads at once. A thread's stack is
+reserved whole, so the default (8 MiB, the stack limit of the shell) made 32 reads reserve
+512 MiB of address space, too much under a 1 GiB limit; these threads run an HTTPS
+request, a decoder and a page window, which need a small fraction of this."""
 
 
 class UsageError(Exception):
@@ -86,13 +94,14 @@ def reserve_stdout() -> int:
 
     A stray `print`, a warning or a child process inheriting file descriptor 1 would
     otherwise corrupt the stream the client parses. This process's own writes to either
-    go through a `StderrLog`, which drops lines rather than block on a stderr nobody reads.
+    go through the `StderrLog` of `open_standard_streams`, which drops lines rather than
+    block on a stderr nobody reads.
     """
+    log = open_standard_streams()  # raises StdoutClosed: there is no stdout to reserve
     sys.stdout.flush()
-    sys.stderr.flush()
     frames = os.dup(1)  # not inheritable: children never see the frame stream
     os.dup2(2, 1)
-    sys.stdout = sys.stderr = StderrLog(2)
+    sys.stdout = log
     return frames
 
 
@@ -101,6 +110,14 @@ def _fatal(message: str) -> None:
     if isinstance(sys.stderr, StderrLog):
         sys.stderr.drain()  # bounded: whoever stopped reading stdout may not read stderr
     os._exit(1)
+
+
+def _small_thread_stacks() -> None:
+    """Start every later thread with `WORKER_STACK_BYTES` of stack, where Python can."""
+    try:  # noqa: SIM105 - contextlib is kept off the spawn path
+        stack_size(WORKER_STACK_BYTES)
+    except (ValueError, RuntimeError):
+        pass  # a platform that cannot size stacks keeps its default
 
 
 def serve(application: DocsApplication, *, input_fd: int, output_fd: int) -> int:
@@ -114,6 +131,11 @@ def serve(application: DocsApplication, *, input_fd: int, output_fd: int) -> int
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the server on this process's stdin and stdout; `argv` defaults to `sys.argv[1:]`."""
+    try:
+        open_standard_streams()
+    except StdoutClosed as error:
+        print(f"kinetis-docs: {error}; exiting.", file=sys.stderr)
+        return 1
     arguments = sys.argv[1:] if argv is None else argv
     if "-h" in arguments or "--help" in arguments:
         print(USAGE, end="")
@@ -124,6 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kinetis-docs: {error}", file=sys.stderr, flush=True)
         return 2
     output_fd = reserve_stdout()
+    _small_thread_stacks()
     application = DocsApplication(page_source(docs_dir))
     try:
         if os.isatty(0):

@@ -8,7 +8,9 @@ bug: its traceback goes to stderr and the wire gets `-32603` `Internal error`.
 Cheap methods run on the reading thread, in arrival order. Methods marked blocking
 (those that reach the network) run on their own threads, at most `max_in_flight` at a
 time, so a `ping` is answered while a slow read is in flight; their answers may
-complete out of order, each written whole.
+complete out of order, each written whole. When no thread can be started (the process is
+at its limit of threads or address space), the request runs on the reading thread instead:
+it is still answered, and reading goes on after it.
 
 `threading` is imported with the first blocking request and `traceback` with the first
 bug: neither is needed to answer `initialize`, and both cost start-up time.
@@ -140,12 +142,12 @@ class Dispatcher:
             if self._slots is None:
                 self._slots = threading.BoundedSemaphore(self._max_in_flight)
             self._slots.acquire()
-            worker = threading.Thread(
-                target=self._run_in_slot,
-                args=(self._slots, message, method, params),
-                daemon=True,
-            )
-            worker.start()
+            work = (self._slots, message, method, params)
+            worker = threading.Thread(target=self._run_in_slot, args=work, daemon=True)
+            try:
+                worker.start()
+            except (RuntimeError, MemoryError):
+                self._run_in_slot(*work)
         else:
             self._run(message, method, params)
 
