@@ -73,6 +73,18 @@ class HttpServer:
         with self._changed:
             return self._output.decode("utf-8", "replace")
 
+    def wait_for_output(self, text: str, timeout: float = TIMEOUT) -> None:
+        """Return once the output holds `text`; fail the test if it does not in `timeout` s.
+
+        A line the server writes before it answers can still be in the pipe when the answer
+        arrives: a test that looks for it must wait for it, not read the output once.
+        """
+        encoded = text.encode("utf-8")
+        with self._changed:
+            if not self._changed.wait_for(lambda: encoded in self._output, timeout):
+                shown = self._output.decode("utf-8", "replace")
+                raise AssertionError(f"{text!r} not in the output within {timeout} s: {shown}")
+
     def _wait_for_port(self, workers: int) -> int:
         """The port, once every worker has started (a parent names it before they have)."""
 

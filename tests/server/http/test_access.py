@@ -130,7 +130,7 @@ def test_binding_beyond_loopback_without_a_token_prints_a_warning(
 ) -> None:
     everywhere = "0.0.0.0"  # noqa: S104 - bound, but only loopback traffic is sent
     open_ = start_http("--host", everywhere, "--docs-dir", str(docs_tree))
-    assert "beyond loopback without MCP_BEARER_TOKEN" in open_.output
+    open_.wait_for_output("beyond loopback without MCP_BEARER_TOKEN")
     guarded = start_http(
         "--host",
         everywhere,

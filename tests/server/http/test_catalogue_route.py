@@ -50,8 +50,8 @@ def test_search_covers_the_catalogue_and_a_page_that_fails_is_left_out_and_logge
     }
     assert "/troubleshooting" not in urls
     assert "/" in urls
-    assert "search index: left out" in server.output
-    assert "troubleshooting.md: HTTP 500" in server.output
+    server.wait_for_output("search index: left out")
+    server.wait_for_output("troubleshooting.md: HTTP 500")
     # Within the index's 60 s, a second search fetches nothing again.
     fetched = len(docs_origin.requests_for(page_path("index")))
     server.call_tool("search_docs", {"query": "setup"})
@@ -65,4 +65,4 @@ def test_a_page_the_origin_cannot_serve_is_32603(
     server = start_http(*UNLIMITED, env=origin_env)
     response = server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": "/setup"}})
     assert response.json()["error"] == {"code": -32603, "message": 'Could not read "/setup".'}
-    assert "HTTP 503" in server.output
+    server.wait_for_output("HTTP 503")

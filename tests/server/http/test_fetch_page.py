@@ -180,7 +180,7 @@ def test_a_page_that_is_not_utf8_is_32603_with_the_reason_on_stderr_only(
     response = server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": "/bad"}})
     assert response.json()["error"] == {"code": INTERNAL_ERROR, "message": 'Could not read "/bad".'}
     assert "not valid UTF-8" not in response.text
-    assert "not valid UTF-8 at byte 0" in server.output
+    server.wait_for_output("not valid UTF-8 at byte 0")
 
 
 def test_a_file_changed_on_disk_is_served_changed_on_the_next_call(

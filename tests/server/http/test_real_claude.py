@@ -62,4 +62,4 @@ def test_claude_code_added_over_http_with_a_bearer_header_reports_connected(
     assert "Connected" in shown.stdout, shown.stdout
     assert "Type: http" in shown.stdout
     # It reached the route with the token: authorised requests are in the access log.
-    assert '"POST /api/mcp HTTP/1.1" 200' in server.output
+    server.wait_for_output('"POST /api/mcp HTTP/1.1" 200')

@@ -63,7 +63,7 @@ def test_the_sdk_client_discovers_lists_and_calls_both_tools(
 ) -> None:
     found = anyio.run(_session, tree_server, None)
     _check(found, (docs_tree / "features/diagrams/mermaid.md").read_text("utf-8"))
-    assert '"POST /api/mcp HTTP/1.1" 200' in tree_server.output
+    tree_server.wait_for_output('"POST /api/mcp HTTP/1.1" 200')
 
 
 def test_the_sdk_client_with_a_bearer_token_on_a_private_route(
