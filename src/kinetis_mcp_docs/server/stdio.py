@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kinetis-docs: {error}", file=sys.stderr, flush=True)
         return 2
     output_fd = reserve_stdout()
-    application = DocsApplication(page_source(docs_dir))
+    application = DocsApplication(page_source(docs_dir), local_pages=docs_dir)
     try:
         if os.isatty(0):
             print(TERMINAL_NOTICE.format(version=__version__), file=sys.stderr, flush=True)
