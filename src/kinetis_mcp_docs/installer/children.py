@@ -169,12 +169,24 @@ class Captured:
     stderr: str
 
 
-def run_captured(argv: Sequence[str], *, env: Mapping[str, str], timeout: float) -> Captured:
-    """Run `argv` with its output captured as text; `InstallerError` if it cannot finish."""
+def run_captured(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Captured:
+    """Run `argv` (in `cwd`) with its output captured as text; `InstallerError` if it cannot
+    finish."""
     shown = " ".join(argv)
     try:
         process = start(
-            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+            argv,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
         )
     except OSError as error:
         raise InstallerError(f"Could not run {argv[0]} ({error.strerror or error}).") from error
