@@ -62,7 +62,9 @@ def setup_from_source(session: nox.Session) -> None:
     shutil.rmtree(fresh, ignore_errors=True)
     session.run("python", "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(fresh), str(checkout))
     _replace_wheels(wheelhouse, fresh)
-    local = {"PIP_FIND_LINKS": str(wheelhouse), "PIP_NO_INDEX": "1"}
+    # A file:// URI, not a path: pip splits PIP_FIND_LINKS at whitespace, so a checkout
+    # whose path holds a space would name two places that do not exist.
+    local = {"PIP_FIND_LINKS": wheelhouse.as_uri(), "PIP_NO_INDEX": "1"}
     session.install("kinetis-mcp-docs", env=local)
     if "--live" not in session.posargs:
         local["KINETIS_MCP_DOCS_PAGES"] = str(checkout / "docs")

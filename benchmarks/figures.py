@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.blackhole import UNRESOLVED_INDEX, BlackHoleUnavailable, black_hole_prefix
 from tests.support.origin import CLIENT_GONE, page_path
 from tests.support.processes import kill_processes_mentioning, peak_rss_kib
 
@@ -206,15 +207,19 @@ def spawn(bench: Bench) -> list[Row]:
 
 
 def _due_and_inside(
-    bench: Bench, env: dict[str, str], after_due: Callable[[float], None]
+    bench: Bench,
+    env: dict[str, str],
+    after_due: Callable[[float], None],
+    wrapper: Sequence[str] = (),
 ) -> tuple[list[float], list[float]]:
     """Spawn times of the install: due ones, each followed by one inside the window.
 
     Before each due spawn the timestamp is set three days back; `after_due` gets that time
-    and raises `BenchError` if the spawn did not do what the figure assumes.
+    and raises `BenchError` if the spawn did not do what the figure assumes. `wrapper`
+    runs both kinds of spawn (behind a silent name server, say).
     """
     install = bench.installed()
-    argv = start_argv(install)
+    argv = [*wrapper, *start_argv(install)]
     due: list[float] = []
     inside: list[float] = []
     for _ in range(bench.settings.update_spawns):
@@ -336,7 +341,35 @@ def update_offline(bench: Bench) -> list[Row]:
             rows.append(
                 _time_added(f"update-day spawn, {what}: time added", due, inside, target, note)
             )
+    rows.append(_update_behind_a_black_hole(bench, base, current))
     return rows
+
+
+def _update_behind_a_black_hole(bench: Bench, base: dict[str, str], current: str) -> Row:
+    """A due spawn whose index is a name the (silent) name server never resolves."""
+    figure = "update-day spawn, a name server that never answers: time added"
+    layout = InstallLayout(bench.installed())
+    try:
+        hole = black_hole_prefix(bench.stage.scratch / "black-hole")
+    except BlackHoleUnavailable as reason:
+        return Row(figure, "not measured", "—", "—", "≤ 3 s added", None, note=str(reason))
+
+    def nothing_recorded(stale: float) -> None:
+        if read_last_check(layout.last_update_check) != stale:
+            raise BenchError("a due spawn behind a silent name server recorded a check")
+        if os.path.realpath(layout.current) != current:
+            raise BenchError("a due spawn behind a silent name server switched `current`")
+
+    # No proxy: the spawn's network is its own, where pip must look the index's name up.
+    env = {key: value for key, value in base.items() if "proxy" not in key.lower()}
+    env["PIP_INDEX_URL"] = UNRESOLVED_INDEX
+    due, inside = _due_and_inside(bench, env, nothing_recorded, wrapper=hole)
+    note = (
+        "both kinds of spawn run in network and mount namespaces of their own whose "
+        "resolv.conf names a UDP socket that never answers (`unshare`); the check for a "
+        "newer release is given up at 2.5 s, and nothing is recorded."
+    )
+    return _time_added(figure, due, inside, 3.0, note)
 
 
 def _next_patch(version: str) -> str:

@@ -35,7 +35,7 @@ TARGETS = {
     "large_pages": "≤ 20 ms, linear",
     "memory": "≤ 16 MiB",
     "update_day": "≤ 1 s added",
-    "update_offline": "≤ 1 s added refused, ≤ 3 s silent",
+    "update_offline": "≤ 1 s added refused, ≤ 3 s silent index or name server",
     "update_day_newer": "—",
     "http_route": f"≥ 3{X} the peer's req/s; RSS ≤ 3{X} text",
     "http_search": "≤ 5 ms p50",

@@ -48,16 +48,19 @@ class Machine:
         umask: int = -1,
         wrapper: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        program: Path = KINETIS_DOCS,
     ) -> subprocess.CompletedProcess[str]:
-        """Run `kinetis-docs ARGUMENTS` from the home directory; `umask` is the shell's."""
+        """Run `kinetis-docs ARGUMENTS` from `cwd` (the home directory); `umask` is the
+        shell's; `program` is the `kinetis-docs` run (this checkout's)."""
         return subprocess.run(
-            [*wrapper, os.fspath(KINETIS_DOCS), *arguments],
+            [*wrapper, os.fspath(program), *arguments],
             env=dict(self.env if env is None else env),
             capture_output=True,
             text=True,
             timeout=COMMAND_TIMEOUT,
             check=False,
-            cwd=self.home,
+            cwd=self.home if cwd is None else cwd,
             umask=umask,
         )
 
@@ -103,6 +106,11 @@ class Machine:
 
     def registered_argv(self, *server_options: str) -> list[str]:
         return [os.fspath(self.install / "current" / "bin" / "python"), *START, *server_options]
+
+    @property
+    def own_command(self) -> Path:
+        """The install's own `kinetis-docs`, which setup's last line names."""
+        return self.install / "current" / "bin" / "kinetis-docs"
 
 
 def machine_at(
@@ -187,3 +195,26 @@ def index_page(argv: list[str], env: Mapping[str, str]) -> str:
 
 def environments(install: Path) -> list[str]:
     return sorted(path.name for path in (install / "envs").iterdir())
+
+
+HTTP_URL = "https://docs.example.com/api/mcp"
+
+
+def add_http_registration(machine: Machine, kind: str) -> None:
+    """`kinetis-docs` as the HTTP route's page suggests: a URL and a bearer header."""
+    if kind == "claude":
+        stub = machine.claude
+        add = ["--transport", "http", "--scope", "user", "kinetis-docs", HTTP_URL]
+        add += ["--header", "Authorization: Bearer s3cret"]
+    else:
+        stub = machine.codex
+        add = ["kinetis-docs", "--url", HTTP_URL, "--bearer-token-env-var", "KINETIS_TOKEN"]
+    subprocess.run(
+        [stub.path, "mcp", "add", *add],
+        env=machine.env,
+        cwd=machine.home,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    stub.clear_log()

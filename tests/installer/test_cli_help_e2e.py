@@ -58,6 +58,8 @@ def test_help_names_the_install_directory_and_its_variable(command: list[str]) -
         (["status"], ["raw.githubusercontent.com", "pages directory", "package index"]),
         (["update"], ["package index"]),
         (["uninstall"], ["Network: none."]),
+        (["serve"], ["Network: raw.githubusercontent.com", "unless --docs-dir"]),
+        (["start"], ["Network: the package index", "raw.githubusercontent.com", "--docs-dir"]),
     ],
 )
 def test_help_says_what_needs_the_network(command: list[str], needs: list[str]) -> None:

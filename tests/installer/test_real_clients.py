@@ -47,9 +47,18 @@ def _environment(
     return docs_origin.environ(base)
 
 
-def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str], env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `argv` from `cwd`, by default the throwaway home, as a user's shell would."""
     return subprocess.run(
-        argv, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
+        argv,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=cwd or env["HOME"],
     )
 
 
@@ -115,3 +124,102 @@ def test_status_then_uninstall_with_the_real_client_leave_nothing_registered_or_
 
     again = _run([os.fspath(KINETIS_DOCS), "uninstall", *choice], env)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+@pytest.mark.parametrize("spaces", [" ", "  "])
+def test_the_real_claude_codes_read_back_of_paths_with_spaces_satisfies_setup_and_status(
+    tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin, spaces: str
+) -> None:
+    env = _environment(tmp_path, wheelhouse_env, docs_origin)
+    install = tmp_path / f"the{spaces}install"
+    pages = tmp_path / f"the{spaces}pages"
+    pages.mkdir()
+    (pages / "index.md").write_text("# Spaced out\n")
+    env |= {"KINETIS_MCP_DOCS_DIR": os.fspath(install), "KINETIS_MCP_DOCS_PAGES": os.fspath(pages)}
+
+    installed = _run([os.fspath(KINETIS_DOCS), "setup"], env)
+
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    # Claude Code prints the arguments joined by spaces: the path's own spaces included.
+    shown = _run(["claude", "mcp", "get", "kinetis-docs"], env)
+    assert f"--docs-dir {pages}" in shown.stdout
+    status = _run([os.fspath(KINETIS_DOCS), "status", "--json"], env)
+    report = json.loads(status.stdout)
+    assert status.returncode == 0, report["problems"]
+    claude = report["clients"][0]
+    assert claude["command"] == [
+        os.fspath(install / "current" / "bin" / "python"),
+        "-I",
+        "-m",
+        "kinetis_mcp_docs.installer.start",
+        "--docs-dir",
+        os.fspath(pages),
+    ]
+    assert claude["page_read"]["ok"] is True
+
+
+URL = "https://docs.example.com/api/mcp"
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_an_http_registration_in_the_real_client_is_shown_by_status_and_replaced_by_setup(
+    tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin, client: str
+) -> None:
+    env = _environment(tmp_path, wheelhouse_env, docs_origin)
+    if client == "claude":
+        add = ["claude", "mcp", "add", "--transport", "http", "--scope", "user", "kinetis-docs"]
+        add += [URL, "--header", "Authorization: Bearer s3cret"]
+    else:
+        add = ["codex", "mcp", "add", "kinetis-docs", "--url", URL]
+        add += ["--bearer-token-env-var", "KINETIS_TOKEN"]
+    assert _run(add, env).returncode == 0
+    label = "Claude Code" if client == "claude" else "Codex"
+
+    status = _run([os.fspath(KINETIS_DOCS), "status"], env)
+
+    assert (
+        f"{label}: kinetis-docs is an HTTP registration of {URL} (headers: Authorization), "
+        "not this install"
+    ) in status.stdout.splitlines()
+    assert "s3cret" not in status.stdout + status.stderr
+
+    installed = _run(
+        [os.fspath(KINETIS_DOCS), "setup", *([] if client == "claude" else ["codex"])], env
+    )
+
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert (
+        f"{label}'s kinetis-docs was an HTTP registration of {URL} (headers: Authorization); "
+        "replacing it"
+    ) in installed.stdout.splitlines()
+    assert "s3cret" not in installed.stdout + installed.stderr
+
+
+def test_a_local_scope_registration_in_the_real_claude_code_is_refused_by_setup_where_it_hides(
+    tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin
+) -> None:
+    env = _environment(tmp_path, wheelhouse_env, docs_origin)
+    home = Path(env["HOME"])
+    project = tmp_path / "project"
+    project.mkdir()
+    # `claude mcp add` with no --scope is local: to the directory it runs in.
+    local = ["claude", "mcp", "add", "--transport", "http", "kinetis-docs", URL]
+    assert _run(local, env, cwd=project).returncode == 0
+
+    # In a project of its own, it hides nothing from setup, which asks from the home.
+    installed = _run([os.fspath(KINETIS_DOCS), "setup"], env, cwd=project)
+
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    # In the home directory, it hides the user-scope one: setup says so and writes nothing.
+    assert _run(local, env, cwd=home).returncode == 0
+    env["KINETIS_MCP_DOCS_DIR"] = os.fspath(tmp_path / "second install")
+    refused = _run([os.fspath(KINETIS_DOCS), "setup"], env, cwd=project)
+
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(
+        f"kinetis-docs: Claude Code reports a local-scope kinetis-docs for {home}, which hides "
+        "the user-scope one there"
+    )
+    assert f"`claude mcp remove kinetis-docs --scope local`, run in {home}" in refused.stderr
+    assert not (tmp_path / "second install").exists()

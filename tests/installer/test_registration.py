@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.registration import (
     CLAUDE,
     CODEX,
+    OtherScope,
     Registration,
     client_named,
+    other_scope,
 )
 from tests.support.clients import StubClient, install_stub
 
@@ -98,14 +104,16 @@ def test_a_claude_registration_read_back_with_another_command_fails_loudly(
     claude = stub("claude", stubs_on_path)
     # A Claude Code that stores the command it was given with one argument dropped.
     claude.path.write_text(
-        claude.path.read_text().replace('"args": words[1:]', '"args": words[2:]')
+        claude.path.read_text().replace('"args": launch[1:]', '"args": launch[2:]')
     )
 
     with pytest.raises(InstallerError) as error:
         CLAUDE.register(os.fspath(claude.path), SERVER_ARGV, {})
 
-    assert error.value.message.startswith(
-        "Claude Code does not report the registration setup verified: its args is "
+    assert error.value.message == (
+        "Claude Code does not report the registration setup verified: it reports "
+        f"`{shlex.join([SERVER_ARGV[0], *SERVER_ARGV[2:]])}`, not `{shlex.join(SERVER_ARGV)}`. "
+        "Inspect it with `claude mcp get kinetis-docs` and run setup again."
     )
 
 
@@ -135,7 +143,7 @@ def test_codex_gets_remove_then_add_with_each_variable_before_the_name_then_get_
 
 def test_codex_reading_back_another_environment_fails_loudly(stubs_on_path: Path) -> None:
     codex = stub("codex", stubs_on_path)
-    codex.path.write_text(codex.path.read_text().replace('"env": entry["env"]', '"env": None'))
+    codex.path.write_text(codex.path.read_text().replace('"env": entry.get("env")', '"env": None'))
 
     with pytest.raises(InstallerError) as error:
         CODEX.register(os.fspath(codex.path), SERVER_ARGV, {"SSL_CERT_FILE": "/ca.pem"})
@@ -366,3 +374,113 @@ def test_a_registration_through_a_linked_path_runs_the_directory_the_link_names(
 
     assert registration.runs_from(tmp_path / "real")
     assert not registration.runs_from(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("root", "pages"),
+    [("/opt/one space/kd", "/src/my docs"), ("/opt/two  spaces/kd", "/src/two  spaces")],
+)
+def test_claude_codes_read_back_gives_the_installers_command_whole_whatever_spaces_it_holds(
+    stubs_on_path: Path, root: str, pages: str
+) -> None:
+    claude = stub("claude", stubs_on_path)
+    argv = InstallLayout(Path(root)).start_argv(Path(pages))
+    claude.state.write_text(
+        json.dumps({"kinetis-docs": {"command": argv[0], "args": argv[1:], "env": {}}})
+    )
+
+    shown = CLAUDE.registration(os.fspath(claude.path))
+
+    assert shown is not None
+    assert shown.argv == argv
+    assert shown.install_directory == Path(root)
+    assert shown.pages == pages
+
+
+@pytest.mark.parametrize("kind", ["claude", "codex"])
+def test_an_http_registration_reads_back_as_its_url_and_header_names_never_their_values(
+    stubs_on_path: Path, kind: str
+) -> None:
+    cli = stub(kind, stubs_on_path)
+    url = "https://docs.example.com/api/mcp"
+    if kind == "claude":
+        add = ["--transport", "http", "--scope", "user", "kinetis-docs", url]
+        add += ["--header", "Authorization: Bearer s3cret"]
+    else:
+        add = ["kinetis-docs", "--url", url, "--bearer-token-env-var", "KINETIS_TOKEN"]
+    subprocess.run([cli.path, "mcp", "add", *add], check=True, capture_output=True, timeout=60)
+
+    shown = client_named(None if kind == "claude" else "codex").registration(os.fspath(cli.path))
+
+    assert shown is not None
+    assert shown.transport == ("http" if kind == "claude" else "streamable_http")
+    assert shown.url == url
+    assert shown.headers == ["Authorization"]
+    assert not shown.is_stdio
+    assert shown.install_directory is None
+    assert "s3cret" not in repr(shown)
+    assert shown.describe() == f"an HTTP registration of {url} (headers: Authorization)"
+
+
+def test_client_clis_run_in_the_home_directory_not_in_a_project_with_a_registration_of_its_own(
+    stubs_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("HOME", os.fspath(home))
+    monkeypatch.chdir(project)
+    claude = stub("claude", stubs_on_path)
+    claude.register_locally(project, {"command": "/opt/project/python", "args": [], "env": {}})
+    cli = os.fspath(claude.path)
+
+    assert CLAUDE.registration(cli) is None
+    CLAUDE.register(cli, SERVER_ARGV, {})
+    shown = CLAUDE.registration(cli)
+
+    assert shown is not None
+    assert shown.argv == SERVER_ARGV
+    assert set(claude.directories()) == {os.path.realpath(home)}
+
+
+def test_a_local_scope_registration_for_the_home_directory_is_named_with_how_to_remove_it(
+    stubs_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", os.fspath(home))
+    claude = stub("claude", stubs_on_path)
+    claude.register_locally(home, {"command": "/bin/true", "args": ["local"], "env": {}})
+    cli = os.fspath(claude.path)
+
+    shown = CLAUDE.registration(cli)
+
+    assert shown is not None
+    assert shown.scope_name == "local"
+    found = other_scope(CLAUDE, shown)
+    assert found == OtherScope(
+        what=(
+            f"Claude Code reports a local-scope kinetis-docs for {home}, which hides the "
+            f"user-scope one there: sessions started in {home} run `/bin/true local`"
+        ),
+        remove=f"`claude mcp remove kinetis-docs --scope local`, run in {home}",
+    )
+    # Registering beside it cannot be read back: the local one is what Claude Code reports.
+    with pytest.raises(InstallerError) as error:
+        CLAUDE.register(cli, SERVER_ARGV, {})
+    assert error.value.message.startswith(f"{found.what}. Remove it with {found.remove}, then")
+
+
+def test_a_failing_codex_get_is_named_by_its_error_line_not_its_backtrace(
+    stubs_on_path: Path,
+) -> None:
+    said = "Error: config.toml: invalid type\n\nStack backtrace:\n   0: <unknown>\n   1: <unknown>"
+    codex = stub("codex", stubs_on_path, get=said)
+
+    with pytest.raises(InstallerError) as error:
+        CODEX.registration(os.fspath(codex.path))
+
+    assert error.value.message == (
+        "Codex could not read its kinetis-docs registration (`codex mcp get` exited with "
+        "status 1: Error: config.toml: invalid type)."
+    )

@@ -20,16 +20,18 @@ import pytest
 
 from tests.installer.conftest import SPAWN_ENTRY_RELEASES, PlantedWheelhouse
 from tests.installer.machine import (
+    HTTP_URL,
     MARKER,
     START,
     Machine,
+    add_http_registration,
     assert_answers_four_messages,
     closed_port,
     environments,
     machine_at,
 )
 from tests.support.clients import StubClient
-from tests.support.processes import PROC_AVAILABLE, wait_for
+from tests.support.processes import PROC_AVAILABLE, processes_mentioning, wait_for
 from tests.support.wheelhouse import wheelhouse_pip_env
 
 
@@ -52,8 +54,13 @@ def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run
     assert lines[1] == f"Installing kinetis-mcp-docs>=1.0,<2 into {machine.install}"
     assert lines[2].startswith("Installed version 1.0.1")
     assert lines[3] == "Registering kinetis-docs with Claude Code"
-    assert "claude mcp get kinetis-docs" in lines[-1]
-    assert "1.0.1" in lines[-1]
+    assert "claude mcp get kinetis-docs" in lines[-2]
+    assert "1.0.1" in lines[-2]
+    command = machine.install / "current" / "bin" / "kinetis-docs"
+    assert lines[-1] == (
+        f"Look after it with `KINETIS_MCP_DOCS_DIR={machine.install} {command} status` (or "
+        "`update`, `uninstall` in place of `status`)."
+    )
     assert (machine.install / ".kinetis-mcp-docs").read_bytes() == MARKER
     assert (machine.install / "requirements.txt").read_text() == "kinetis-mcp-docs>=1.0,<2\n"
     assert float((machine.install / ".last-update-check").read_text())
@@ -115,7 +122,10 @@ def test_setup_codex_registers_the_shells_proxy_certificate_and_pip_settings_wit
         ["mcp", "get", "kinetis-docs", "--json"],
     ]
     assert machine.claude.calls() == []
-    assert "codex mcp get kinetis-docs" in result.stdout.splitlines()[-1]
+    assert "codex mcp get kinetis-docs" in result.stdout.splitlines()[-2]
+    assert result.stdout.splitlines()[-1].endswith(
+        "(or `update`, `uninstall codex` in place of `status`)."
+    )
     # Started the way Codex starts it — its short list of variables plus the registered
     # ones — the server still reaches the origin through the proxy and trusts its CA.
     entry = machine.codex.registrations()["kinetis-docs"]
@@ -135,17 +145,20 @@ def test_a_failing_verification_registers_nothing_and_leaves_no_install_director
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     (kept,) = (machine.home.parent / "tmp").iterdir()
+    # The server's own account of the failure is in that file, and its last line in the line.
+    said = kept.read_text().splitlines()[-1]
+    assert "Connection refused" in said
     assert result.stderr.splitlines()[-1] == (
         "kinetis-docs: Verification failed: resources/read of kinetis://docs/index was "
-        'answered with error -32603: Could not read "kinetis://docs/index". Check that this '
-        "machine reaches raw.githubusercontent.com with the proxy and certificate settings the "
-        "client gives the server (HTTPS_PROXY, SSL_CERT_FILE), or serve the pages from a local "
-        "directory with KINETIS_MCP_DOCS_PAGES, and run setup again. The server's stderr is "
-        f"in {kept}. Nothing was left installed: {machine.install} was removed again."
+        'answered with error -32603: Could not read "kinetis://docs/index"; the server\'s last '
+        f"line on stderr: {said} (all of its stderr is in {kept}). Check that this machine "
+        "reaches raw.githubusercontent.com with the proxy and certificate settings the client "
+        "gives the server (HTTPS_PROXY, SSL_CERT_FILE), or serve the pages from a local "
+        "directory with KINETIS_MCP_DOCS_PAGES, and run setup again. Nothing was left "
+        f"installed: {machine.install} was removed again."
     )
-    # The server's own account of the failure is in that file.
-    assert "Connection refused" in kept.read_text()
-    assert machine.claude.calls() == []
+    # Read before anything was written, never changed.
+    assert machine.claude.calls() == [["mcp", "get", "kinetis-docs"]]
     assert not machine.install.exists()
 
 
@@ -361,7 +374,8 @@ def test_setup_over_an_install_in_an_odd_state_is_one_line_and_switches_nothing(
     result = machine.setup(wrapper=wrapper)
 
     _assert_refused_in_one_line(result, expected)
-    assert machine.claude.calls() == []
+    # Read, perhaps (the registration setup would replace), but never changed.
+    assert [call for call in machine.claude.calls() if call[1] != "get"] == []
     if state != "current-is-a-directory":
         assert (install / "current").readlink() == serving
     if state != "envs-is-a-file":
@@ -514,6 +528,7 @@ def test_setup_says_so_when_the_registration_it_replaces_ran_another_install_dir
     machine: Machine, tmp_path: Path
 ) -> None:
     other = tmp_path / "other install"
+    other.mkdir()
     _register_by_hand(machine.claude, os.fspath(other / "current" / "bin" / "python"), START)
 
     first = machine.setup()
@@ -584,12 +599,121 @@ def test_a_failed_verification_over_an_install_says_the_new_environment_stays_cu
     line = result.stderr.splitlines()[-1]
     assert line.startswith("kinetis-docs: Verification failed: resources/read of ")
     assert line.endswith(
-        f"The server's stderr is in {kept}. The new environment stays current in "
+        "and run setup again. The new environment stays current in "
         f"{machine.install}, the one before it kept as previous; no registration was changed."
     )
+    assert f"(all of its stderr is in {kept})" in line
     assert machine.current() != serving
     assert (machine.install / "previous").readlink().name == serving
     assert machine.claude.registrations() == registered
+
+
+def test_setup_says_an_install_directory_a_registration_ran_is_gone_rather_than_to_remove_it(
+    machine: Machine, tmp_path: Path
+) -> None:
+    gone = tmp_path / "deleted by hand"
+    _register_by_hand(machine.claude, os.fspath(gone / "current" / "bin" / "python"), START)
+
+    result = machine.setup()
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[4] == (
+        f"Claude Code's kinetis-docs ran the install in {gone}, which no longer exists; "
+        "replacing it"
+    )
+    assert "uninstall`" not in result.stdout.splitlines()[4]
+
+
+@pytest.mark.parametrize("kind", ["claude", "codex"])
+def test_setup_says_it_replaces_an_http_registration_naming_its_url_never_a_header_value(
+    machine: Machine, kind: str
+) -> None:
+    add_http_registration(machine, kind)
+
+    result = machine.setup(*([] if kind == "claude" else ["codex"]))
+
+    assert result.returncode == 0, result.stderr
+    label = "Claude Code" if kind == "claude" else "Codex"
+    assert (
+        f"{label}'s kinetis-docs was an HTTP registration of {HTTP_URL} (headers: "
+        "Authorization); replacing it"
+    ) in result.stdout.splitlines()
+    assert "s3cret" not in result.stdout + result.stderr
+    stub = machine.claude if kind == "claude" else machine.codex
+    entry = stub.registrations()["kinetis-docs"]
+    assert [entry["command"], *entry["args"]] == machine.registered_argv()
+
+
+def test_setup_refuses_while_a_local_scope_registration_for_home_hides_the_user_one(
+    machine: Machine,
+) -> None:
+    # What the HTTP route's page suggests, run in the home directory: local scope.
+    machine.claude.register_locally(
+        machine.home,
+        {"type": "http", "url": HTTP_URL, "headers": {"Authorization": "Bearer s3cret"}},
+    )
+
+    result = machine.setup()
+
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"kinetis-docs: Claude Code reports a local-scope kinetis-docs for {machine.home}, which "
+        f"hides the user-scope one there: sessions started in {machine.home} run an HTTP "
+        f"registration of {HTTP_URL} (headers: Authorization). Remove it with `claude mcp "
+        f"remove kinetis-docs --scope local`, run in {machine.home}, then run setup again. "
+        "Nothing was written."
+    )
+    assert not machine.install.exists()
+    assert machine.claude.calls() == [["mcp", "get", "kinetis-docs"]]
+
+
+def test_setup_run_in_a_project_with_a_registration_of_its_own_reads_back_the_user_one(
+    machine: Machine, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    machine.claude.register_locally(project, {"command": "/opt/project/python", "args": []})
+
+    result = machine.run("setup", cwd=project)
+
+    assert result.returncode == 0, result.stderr
+    assert set(machine.claude.directories()) == {os.path.realpath(machine.home)}
+    entry = machine.claude.registrations()["kinetis-docs"]
+    assert [entry["command"], *entry["args"]] == machine.registered_argv()
+
+
+def _building(install: Path) -> bool:
+    """Whether venv or pip is building an environment under `install` right now."""
+    for pid in processes_mentioning(os.fspath(install / "envs")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"pip" in argv:
+            return True
+    return False
+
+
+@pytest.mark.skipif(not PROC_AVAILABLE, reason="waits for pip in /proc")
+def test_ctrl_c_during_a_first_setup_exits_130_saying_nothing_was_left_installed(
+    machine: Machine,
+) -> None:
+    with machine.started("setup") as process:
+        wait_for(lambda: _building(machine.install), "pip to build the environment", 120)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+
+    assert process.returncode == 130, stdout + stderr
+    assert "Traceback" not in stderr
+    assert "Aborted" not in stderr
+    assert stderr.splitlines()[-1] == (
+        f"kinetis-docs: Interrupted. Nothing was left installed: {machine.install} was removed "
+        "again."
+    )
+    assert not machine.install.exists()
+    assert processes_mentioning(os.fspath(machine.install)) == []
+    assert [call for call in machine.claude.calls() if call[1] != "get"] == []
 
 
 @pytest.mark.parametrize(("module", "code", "said"), SPAWN_ENTRY_RELEASES)

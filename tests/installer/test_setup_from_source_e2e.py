@@ -53,8 +53,9 @@ def build_wheelhouse(
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    """A copy of what a clone holds that the session uses."""
-    copy = tmp_path / "checkout"
+    """A copy of what a clone holds that the session uses, where a path may well be: in a
+    directory whose name holds a space and a letter beyond ASCII."""
+    copy = tmp_path / "my projects é" / "checkout"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("src", "docs"):
         shutil.copytree(PROJECT_ROOT / name, copy / name, ignore=ignore)
@@ -97,7 +98,7 @@ def test_setup_from_source_serves_the_checkouts_docs_and_keeps_the_wheelhouse_co
     argv = machine.registered_argv("--docs-dir", os.fspath(docs))
     assert [entry["command"], *entry["args"]] == argv
     wheelhouse = checkout / "build" / "wheelhouse"
-    assert entry["env"]["PIP_FIND_LINKS"] == os.fspath(wheelhouse)
+    assert entry["env"]["PIP_FIND_LINKS"] == wheelhouse.as_uri()
     assert entry["env"]["PIP_NO_INDEX"] == "1"
     assert index_page(argv, entry["launch_env"]) == (docs / "index.md").read_text()
 

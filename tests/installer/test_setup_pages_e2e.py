@@ -48,7 +48,7 @@ def test_setup_with_local_pages_needs_no_origin_and_registers_them_as_an_absolut
     assert [entry["command"], *entry["args"]] == argv
     lines = result.stdout.splitlines()
     assert lines[2].endswith(f"verifying it through the command to register (a page from {pages})")
-    assert f"installed in {machine.install}, pages from {pages})" in lines[-1]
+    assert f"installed in {machine.install}, pages from {pages})" in lines[-2]
     # Started as the client starts it, the server reads the directory on every call.
     launch = machine.env if client == "claude" else entry["launch_env"]
     assert index_page(argv, launch) == "# Local index\n"

@@ -4,11 +4,31 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tests.installer.machine import START, Machine, closed_port, machine_at
+import pytest
+
+from kinetis_mcp_docs.installer.throttle import record_check
+from tests.installer.machine import (
+    HTTP_URL,
+    START,
+    Machine,
+    add_http_registration,
+    closed_port,
+    machine_at,
+)
+
+DAY = 86_400
+
+
+def _own(machine: Machine) -> str:
+    """The install's own command, as status names it for the machine's install directory."""
+    command = machine.install / "current" / "bin" / "kinetis-docs"
+    return f"KINETIS_MCP_DOCS_DIR={machine.install} {command}"
 
 
 def _status_json(machine: Machine, env: dict[str, str] | None = None) -> tuple[int, Any]:
@@ -84,25 +104,31 @@ def test_connected_is_not_taken_for_pages_readable_a_failed_read_exits_1_with_th
     assert claude["reported_status"] == "✓ Connected"
     assert claude["page_read"]["ok"] is False
     kept = Path(claude["page_read"]["stderr_file"])
-    assert "Connection refused" in kept.read_text()
+    said = kept.read_text().splitlines()[-1]
+    assert "Connection refused" in said
     (problem,) = report["problems"]
+    # The server's own last word is in the problem, not only in the file.
     assert problem["problem"] == (
         "Claude Code cannot read pages through its kinetis-docs: resources/read of "
         'kinetis://docs/index was answered with error -32603: Could not read "kinetis://docs/'
-        f"index\". The server's stderr is in {kept}."
+        f"index\"; the server's last line on stderr: {said} (all of its stderr is in {kept})."
     )
     assert problem["fix"].startswith("Check that this machine reaches raw.githubusercontent.com")
-    assert problem["fix"].endswith(", then run `kinetis-docs setup`")
+    assert problem["fix"].endswith(f", then run `{_own(machine)} setup`")
 
 
 def test_status_with_nothing_installed_exits_1_and_names_setup(machine: Machine) -> None:
     result = machine.run("status")
 
     assert result.returncode == 1
+    chosen = f"KINETIS_MCP_DOCS_DIR={machine.install}"
     assert result.stdout.splitlines()[-3:] == [
         "1 problem:",
         f"  - Nothing is installed in {machine.install}",
-        "    Fix: `kinetis-docs setup` (Claude Code) or `kinetis-docs setup codex` (Codex)",
+        (
+            f"    Fix: `{chosen} kinetis-docs setup` (Claude Code) or "
+            f"`{chosen} kinetis-docs setup codex` (Codex)"
+        ),
     ]
 
 
@@ -120,8 +146,7 @@ def test_status_points_at_the_install_a_client_runs_when_another_directory_is_ex
     (problem,) = report["problems"]
     assert problem["problem"] == f"Nothing is installed in {tmp_path / 'not-here'}"
     assert problem["fix"].startswith(
-        f"Claude Code runs the install in {machine.install}: "
-        f"`KINETIS_MCP_DOCS_DIR={machine.install} kinetis-docs status` shows it"
+        f"Claude Code runs the install in {machine.install}: `{_own(machine)} status` shows it"
     )
 
 
@@ -157,3 +182,152 @@ def test_status_of_a_directory_that_is_not_an_install_says_why_and_touches_nothi
         "holds notes.txt; an install directory is a directory of its own"
     )
     assert [path.name for path in machine.home.iterdir()] == ["notes.txt"]
+
+
+@pytest.mark.parametrize("spaces", [" ", "  "])
+def test_setup_and_status_take_install_and_pages_paths_with_spaces_whole(
+    tmp_path: Path, wheelhouse_env: dict[str, str], spaces: str
+) -> None:
+    machine = machine_at(
+        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
+    )
+    machine.install = tmp_path / f"the{spaces}install"
+    machine.env["KINETIS_MCP_DOCS_DIR"] = os.fspath(machine.install)
+    pages = tmp_path / f"the{spaces}pages"
+    pages.mkdir()
+    (pages / "index.md").write_text("# Spaced out\n")
+    machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(pages)
+
+    installed = machine.setup()
+
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    argv = machine.registered_argv("--docs-dir", os.fspath(pages))
+    entry = machine.claude.registrations()["kinetis-docs"]
+    assert [entry["command"], *entry["args"]] == argv
+    code, report = _status_json(machine)
+    assert code == 0, report["problems"]
+    claude = report["clients"][0]
+    assert claude["command"] == argv
+    assert claude["pages"] == os.fspath(pages)
+    assert claude["runs_this_install"] is True
+    assert claude["page_read"]["ok"] is True
+
+
+def test_a_registration_whose_pages_are_gone_shows_the_servers_reason_and_a_setup_keeping_them(
+    tmp_path: Path, wheelhouse_env: dict[str, str]
+) -> None:
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "index.md").write_text("# Local\n")
+    machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(pages)
+    assert machine.setup().returncode == 0
+    del machine.env["KINETIS_MCP_DOCS_PAGES"]
+    shutil.rmtree(pages)
+
+    code, report = _status_json(machine)
+
+    assert code == 1
+    command = machine.own_command
+    setup = f"KINETIS_MCP_DOCS_DIR={machine.install} KINETIS_MCP_DOCS_PAGES={pages} {command} setup"
+    unread, failed = report["problems"]
+    assert (
+        failed["problem"]
+        == "Claude Code reports kinetis-docs as '✘ Failed to connect', not Connected"
+    )
+    assert failed["fix"] == (
+        f"`claude mcp get kinetis-docs` says why; `{setup}` reinstalls and registers it again"
+    )
+    kept = report["clients"][0]["page_read"]["stderr_file"]
+    assert unread["problem"] == (
+        "Claude Code cannot read pages through its kinetis-docs: initialize got no response "
+        "before exiting; the server's last line on stderr: kinetis-docs: --docs-dir "
+        f"{pages}: not a directory (all of its stderr is in {kept})."
+    )
+    assert (
+        unread["fix"]
+        == f"Check that {pages / 'index.md'} is a readable UTF-8 file, then run `{setup}`"
+    )
+
+
+@pytest.mark.parametrize("kind", ["claude", "codex"])
+def test_status_shows_an_http_registration_as_its_url_never_a_header_value(
+    machine: Machine, kind: str
+) -> None:
+    add_http_registration(machine, kind)
+
+    result = machine.run("status")
+    code, report = _status_json(machine)
+
+    assert result.returncode == code == 1
+    label = "Claude Code" if kind == "claude" else "Codex"
+    assert (
+        f"{label}: kinetis-docs is an HTTP registration of {HTTP_URL} (headers: Authorization), "
+        "not this install"
+    ) in result.stdout.splitlines()
+    assert "s3cret" not in result.stdout + json.dumps(report)
+    (shown,) = [client for client in report["clients"] if client["registered"]]
+    assert shown["url"] == HTTP_URL
+    assert shown["headers"] == ["Authorization"]
+    assert shown["transport"] == ("http" if kind == "claude" else "streamable_http")
+    assert shown["command"] is None
+    assert shown["page_read"] is None
+
+
+def test_status_names_a_local_scope_registration_hiding_the_user_one_and_how_to_remove_it(
+    machine: Machine,
+) -> None:
+    assert machine.setup().returncode == 0
+    machine.claude.register_locally(machine.home, {"command": "/opt/old/python", "args": []})
+
+    code, report = _status_json(machine)
+
+    assert code == 1
+    assert report["clients"][0]["scope"] == "Local config (private to you in this project)"
+    assert report["problems"][0] == {
+        "problem": (
+            f"Claude Code reports a local-scope kinetis-docs for {machine.home}, which hides the "
+            f"user-scope one there: sessions started in {machine.home} run `/opt/old/python`"
+        ),
+        "fix": (
+            f"`claude mcp remove kinetis-docs --scope local`, run in {machine.home}; then run "
+            "status again"
+        ),
+    }
+
+
+def test_status_run_in_a_project_with_a_registration_of_its_own_reports_the_users(
+    machine: Machine, tmp_path: Path
+) -> None:
+    assert machine.setup().returncode == 0
+    project = tmp_path / "project"
+    project.mkdir()
+    machine.claude.register_locally(project, {"command": "/opt/project/python", "args": []})
+
+    result = machine.run("status", "--json", cwd=project)
+
+    assert result.returncode == 0, result.stdout
+    assert json.loads(result.stdout)["clients"][0]["runs_this_install"] is True
+
+
+def test_status_reports_an_update_failing_more_than_a_day_past_due_naming_update(
+    machine: Machine,
+) -> None:
+    assert machine.setup().returncode == 0
+    record_check(machine.install / ".last-update-check", time.time() - 3 * DAY)
+    offline = {k: v for k, v in machine.env.items() if k not in {"PIP_FIND_LINKS", "PIP_NO_INDEX"}}
+    offline["PIP_INDEX_URL"] = f"http://127.0.0.1:{closed_port()}/simple/"
+
+    code, report = _status_json(machine, offline)
+
+    assert code == 1
+    assert report["clients"][0]["page_read"]["ok"] is True
+    (problem,) = report["problems"]
+    assert problem["problem"].startswith("The daily update has not succeeded since ")
+    assert problem["problem"].endswith(
+        "more than a day past due: every client start tries it and fails (status's page read "
+        "just did)"
+    )
+    assert problem["fix"] == (
+        f"`{_own(machine)} update` updates now, with no start-up time limit, or says what fails"
+    )

@@ -4,20 +4,29 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
 
 from kinetis_mcp_docs.installer.lock import update_lock
 from tests.installer.machine import (
+    HTTP_URL,
+    KINETIS_DOCS,
     START,
     Machine,
+    add_http_registration,
     assert_answers_four_messages,
     machine_at,
 )
+from tests.support.clients import install_stub
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning
 
 WAIT = 60.0
+SESSIONS = (
+    "Client sessions started before now keep running the removed install until they are "
+    "restarted, and may fail to read pages meanwhile: restart them"
+)
 
 
 @pytest.fixture
@@ -41,6 +50,7 @@ def test_uninstall_removes_the_registration_then_the_directory_and_a_second_run_
     assert result.stdout.splitlines() == [
         "Removed Claude Code's kinetis-docs registration",
         f"Removed {machine.install}",
+        SESSIONS,
     ]
     assert not machine.install.exists()
     assert machine.claude.registrations() == {}
@@ -64,11 +74,13 @@ def test_uninstall_keeps_the_directory_while_the_other_client_still_runs_it(
     first = machine.run("uninstall")
 
     assert first.returncode == 0, first.stderr
+    command = machine.install / "current" / "bin" / "kinetis-docs"
     assert first.stdout.splitlines() == [
         "Removed Claude Code's kinetis-docs registration",
         (
-            f"Kept {machine.install}: Codex still runs it; `kinetis-docs uninstall codex` "
-            "removes that registration, then the directory"
+            f"Kept {machine.install}: Codex still runs it; `KINETIS_MCP_DOCS_DIR="
+            f"{machine.install} {command} uninstall codex` removes that registration, then "
+            "the directory"
         ),
     ]
     entry = machine.codex.registrations()["kinetis-docs"]
@@ -80,6 +92,7 @@ def test_uninstall_keeps_the_directory_while_the_other_client_still_runs_it(
     assert second.stdout.splitlines() == [
         "Removed Codex's kinetis-docs registration",
         f"Removed {machine.install}",
+        SESSIONS,
     ]
     assert not machine.install.exists()
 
@@ -113,7 +126,7 @@ def test_uninstall_removes_only_what_setup_wrote_and_names_what_it_kept(
     (machine.install / "envs" / "my-venv").rmdir()
     again = machine.run("uninstall")
 
-    assert again.stdout.splitlines()[-1] == f"Removed {machine.install}"
+    assert again.stdout.splitlines()[-2:] == [f"Removed {machine.install}", SESSIONS]
     assert not machine.install.exists()
 
 
@@ -210,5 +223,116 @@ def test_uninstall_removes_the_directory_only_once_the_update_lock_is_free(
         assert processes_mentioning(os.fspath(machine.install)) == []
     stdout, _ = process.communicate(timeout=WAIT)
     assert process.returncode == 0
-    assert stdout.splitlines()[-1] == f"Removed {machine.install}"
+    assert stdout.splitlines()[-2:] == [f"Removed {machine.install}", SESSIONS]
+    assert not machine.install.exists()
+
+
+def test_uninstall_removes_the_directory_when_the_other_clients_cli_is_gone_saying_so(
+    local_machine: Machine,
+) -> None:
+    machine = local_machine
+    assert machine.setup().returncode == 0
+    assert machine.setup("codex").returncode == 0
+    machine.codex.path.unlink()
+
+    result = machine.run("uninstall")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "Removed Claude Code's kinetis-docs registration",
+        (
+            "Could not check Codex: its CLI `codex` is not on PATH, so it cannot start this "
+            "install either. If Codex is installed where this shell does not find it, "
+            "`codex mcp remove kinetis-docs` run there removes its entry"
+        ),
+        f"Removed {machine.install}",
+        SESSIONS,
+    ]
+    assert not machine.install.exists()
+
+
+def test_uninstall_keeps_the_directory_when_the_other_clients_cli_fails_and_exits_1(
+    local_machine: Machine, tmp_path: Path
+) -> None:
+    machine = local_machine
+    assert machine.setup().returncode == 0
+    assert machine.setup("codex").returncode == 0
+    failing = install_stub(
+        "codex", tmp_path / "bin", tmp_path / "stub-state", fail={"get": "Error: bad config"}
+    )
+    assert failing.path == machine.codex.path
+
+    result = machine.run("uninstall")
+
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["Removed Claude Code's kinetis-docs registration"]
+    again = f"KINETIS_MCP_DOCS_DIR={machine.install} {machine.own_command} uninstall"
+    assert result.stderr == (
+        f"kinetis-docs: Kept {machine.install}: could not tell whether Codex still runs it: "
+        "Codex could not read its kinetis-docs registration (`codex mcp get` exited with "
+        "status 1: Error: bad config). Once `codex mcp get kinetis-docs` works in this shell, "
+        f"run `{again}` again.\n"
+    )
+    assert "setup" not in result.stderr
+    assert (machine.install / "current" / "bin" / "python").exists()
+
+
+def test_uninstall_refuses_while_a_local_scope_registration_hides_the_user_one(
+    local_machine: Machine,
+) -> None:
+    machine = local_machine
+    assert machine.setup().returncode == 0
+    machine.claude.register_locally(machine.home, {"command": "/opt/old/python", "args": []})
+
+    result = machine.run("uninstall")
+
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"kinetis-docs: Claude Code reports a local-scope kinetis-docs for {machine.home}, which "
+        f"hides the user-scope one there: sessions started in {machine.home} run "
+        "`/opt/old/python`. Remove it with `claude mcp remove kinetis-docs --scope local`, run "
+        f"in {machine.home}, then run uninstall again: it hides the user-scope registration "
+        "uninstall removes. Nothing was changed.\n"
+    )
+    assert "kinetis-docs" in machine.claude.registrations()
+    assert (machine.install / "current" / "bin" / "python").exists()
+
+
+def test_uninstall_leaves_an_http_registration_saying_what_it_is(local_machine: Machine) -> None:
+    machine = local_machine
+    add_http_registration(machine, "claude")
+
+    result = machine.run("uninstall")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == (
+        f"Left Claude Code's kinetis-docs registration: it runs an HTTP registration of "
+        f"{HTTP_URL} (headers: Authorization), which this installer did not write"
+    )
+    assert "s3cret" not in result.stdout
+    assert machine.claude.registrations()["kinetis-docs"]["url"] == HTTP_URL
+
+
+def test_the_command_setup_names_last_looks_after_the_install_and_uninstalls_it(
+    local_machine: Machine,
+) -> None:
+    machine = local_machine
+    installed = machine.setup()
+    assert installed.returncode == 0, installed.stderr
+    named = installed.stdout.splitlines()[-1].split("`")[1]
+    *settings, program, verb = shlex.split(named)
+    assert (program, verb) == (os.fspath(machine.own_command), "status")
+    env = machine.env | dict(setting.split("=", 1) for setting in settings)
+    # Run from the user's shell with nothing of this checkout on PATH.
+    env["PATH"] = os.pathsep.join(
+        entry for entry in env["PATH"].split(os.pathsep) if Path(entry) != KINETIS_DOCS.parent
+    )
+
+    status = machine.run("status", env=env, program=Path(program))
+    removed = machine.run("uninstall", env=env, program=Path(program))
+
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert removed.returncode == 0, removed.stderr
+    assert "Traceback" not in removed.stderr
+    assert removed.stdout.splitlines()[-2:] == [f"Removed {machine.install}", SESSIONS]
     assert not machine.install.exists()

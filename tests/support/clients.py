@@ -1,16 +1,20 @@
 """Recording stand-ins for the `claude` and `codex` CLIs, put on PATH by the tests.
 
-Each stub is a small Python script that appends its argv to a JSON-lines log and keeps the
-registrations in a JSON file, answering `mcp remove`, `mcp add` and `mcp get` the way the
-real CLI does (same exit codes and the output setup reads back):
+Each stub is a small Python script (`tests.support.stub_cli`) that appends its argv and
+working directory to a JSON-lines log and keeps the registrations in JSON files, answering
+`mcp remove`, `mcp add` and `mcp get` the way the real CLI does (same exit codes and the
+output the installer reads back):
 
 - `claude mcp remove NAME --scope user` exits 1 with `No MCP server named ...` when absent;
-  `claude mcp add` refuses an existing name; `claude mcp get NAME` starts the registered
-  command with its own environment, sends `initialize`, and prints `✓ Connected` only when
-  it is answered — as Claude Code does.
+  `claude mcp add` refuses an existing name and defaults to local scope, kept per working
+  directory; `claude mcp get NAME` reports the registration in effect for its working
+  directory (local, else user, else a `.mcp.json`'s), prints `Args:` joined by spaces,
+  starts a stdio command with its own environment, sends `initialize`, and prints
+  `✓ Connected` only when it is answered — as Claude Code does. `--transport http` entries
+  print their URL and headers.
 - `codex mcp remove NAME` exits 0 when absent; `codex mcp add [--env K=V]... NAME -- CMD...`
-  overwrites; `codex mcp get NAME --json` prints the entry in Codex's layout
-  (`transport.command`, `.args`, `.env`).
+  (or `NAME --url URL`) overwrites; `codex mcp get NAME --json` prints the entry in Codex's
+  layout (`transport.command`, `.args`, `.env`; or `transport.url`).
 
 A stub can be told to fail one subcommand (`fail={"add": "..."}`), for error paths.
 """
@@ -24,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support import stub_cli
+
 # What Codex passes a stdio MCP server from its own environment (codex-rs/rmcp-client,
 # DEFAULT_ENV_VARS on Unix), written out independently of the installer's copy.
 CODEX_LAUNCH_WHITELIST = [
@@ -31,140 +37,11 @@ CODEX_LAUNCH_WHITELIST = [
     "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ",
 ]  # fmt: skip
 
-_STUB = r"""#!{python}
-import json, os, subprocess, sys, threading
-
-LOG = {log!r}
-STATE = {state!r}
-KIND = {kind!r}
-FAIL = {fail!r}
-args = sys.argv[1:]
-with open(LOG, "a") as log:
-    log.write(json.dumps(args) + "\n")
-
-def load():
-    try:
-        with open(STATE) as f:
-            return json.load(f)
-    except FileNotFoundError:
-        return {{}}
-
-def save(servers):
-    with open(STATE, "w") as f:
-        json.dump(servers, f)
-
-def connected(entry):
-    env = dict(os.environ) if KIND == "claude" else entry["launch_env"]
-    try:
-        process = subprocess.Popen(
-            [entry["command"], *entry["args"]], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    except OSError:
-        return False
-    request = {{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {{
-        "protocolVersion": "2025-06-18", "capabilities": {{}},
-        "clientInfo": {{"name": "stub", "version": "0"}}}}}}
-    timer = threading.Timer(30, process.kill)
-    timer.start()
-    try:
-        out, _ = process.communicate(json.dumps(request).encode() + b"\n")
-    finally:
-        timer.cancel()
-    for line in out.splitlines():
-        try:
-            if "serverInfo" in json.loads(line).get("result", {{}}):
-                return True
-        except ValueError:
-            pass
-    return False
-
-if len(args) < 2 or args[0] != "mcp":
-    sys.exit("stub: only `mcp` is implemented")
-command = args[1]
-if command in FAIL:
-    print(FAIL[command], file=sys.stderr)
-    sys.exit(1)
-servers = load()
-rest = args[2:]
-if KIND == "claude":
-    if command == "remove":
-        name = rest[0]
-        if name not in servers:
-            print(f'No MCP server named "{{name}}" in user scope', file=sys.stderr)
-            sys.exit(1)
-        del servers[name]
-        save(servers)
-        print(f"Removed MCP server {{name}} from user config")
-    elif command == "add":
-        dash = rest.index("--")
-        options, words = rest[:dash], rest[dash + 1:]
-        name = options[-1]
-        if name in servers:
-            print(f"MCP server {{name}} already exists in user config", file=sys.stderr)
-            sys.exit(1)
-        servers[name] = {{"command": words[0], "args": words[1:], "env": {{}}}}
-        save(servers)
-        print(f"Added stdio MCP server {{name}} to user config")
-    elif command == "get":
-        name = rest[0]
-        if name not in servers:
-            # What Claude Code 2.1 prints (on stderr) for a name it does not have.
-            said = f'No MCP server named "{{name}}". Run `claude mcp add` to add one.'
-            print(said, file=sys.stderr)
-            sys.exit(1)
-        entry = servers[name]
-        status = "✓ Connected" if connected(entry) else "✘ Failed to connect"
-        print(f"{{name}}:")
-        print("  Scope: User config (available in all your projects)")
-        print(f"  Status: {{status}}")
-        print("  Type: stdio")
-        print(f"  Command: {{entry['command']}}")
-        print(f"  Args: {{' '.join(entry['args'])}}")
-        print("  Environment:")
-        for key, value in (entry.get("env") or {{}}).items():
-            print(f"    {{key}}={{value}}")
-    else:
-        sys.exit(f"stub: claude mcp {{command}} is not implemented")
-else:
-    if command == "remove":
-        name = rest[0]
-        if servers.pop(name, None) is None:
-            print(f"No MCP server named '{{name}}' found.")
-        else:
-            save(servers)
-            print(f"Removed global MCP server '{{name}}'.")
-    elif command == "add":
-        dash = rest.index("--")
-        options, words = rest[:dash], rest[dash + 1:]
-        env, name, i = {{}}, None, 0
-        while i < len(options):
-            option = options[i]
-            if option.startswith("--env="):
-                key, _, value = option[len("--env="):].partition("=")
-                env[key] = value
-            elif option == "--env":
-                key, _, value = options[i + 1].partition("=")
-                env[key] = value
-                i += 1
-            else:
-                name = option
-            i += 1
-        whitelist = {whitelist!r}
-        launch_env = {{k: os.environ[k] for k in whitelist if k in os.environ}} | env
-        servers[name] = {{"command": words[0], "args": words[1:], "env": env or None,
-                          "launch_env": launch_env}}
-        save(servers)
-        print(f"Added global MCP server '{{name}}'.")
-    elif command == "get":
-        name = rest[0]
-        if name not in servers:
-            sys.exit(f"Error: No MCP server named '{{name}}' found.")
-        entry = servers[name]
-        print(json.dumps({{"name": name, "enabled": True, "transport": {{
-            "type": "stdio", "command": entry["command"], "args": entry["args"],
-            "env": entry["env"], "env_vars": [], "cwd": None}}}}, indent=2))
-    else:
-        sys.exit(f"stub: codex mcp {{command}} is not implemented")
+_MAIN = """
+if __name__ == "__main__":
+    sys.exit(
+        main(log={log!r}, state={state!r}, kind={kind!r}, fail={fail!r}, whitelist={whitelist!r})
+    )
 """
 
 
@@ -179,9 +56,26 @@ class StubClient:
 
     def calls(self) -> list[list[str]]:
         """Every argv (without the program name) the stub received, in order."""
+        return [call["argv"] for call in self._logged()]
+
+    def directories(self) -> list[str]:
+        """The working directory of every call, in order."""
+        return [call["cwd"] for call in self._logged()]
+
+    def _logged(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    @property
+    def local_state(self) -> Path:
+        """Where the stub `claude` keeps local-scope registrations, by working directory."""
+        return self.state.with_name(self.state.stem + "-local.json")
+
+    def register_locally(self, directory: Path, entry: dict[str, Any]) -> None:
+        """A local-scope `kinetis-docs` for `directory`, as `claude mcp add` run there makes."""
+        key = os.path.realpath(directory)
+        self.local_state.write_text(json.dumps({key: {"kinetis-docs": entry}}))
 
     def registrations(self) -> dict[str, Any]:
         """The servers the stub holds, by name."""
@@ -207,15 +101,14 @@ def install_stub(
     log = state_dir / f"{kind}-calls.jsonl"
     state = state_dir / f"{kind}-servers.json"
     path = bin_dir / kind
-    path.write_text(
-        _STUB.format(
-            python=sys.executable,
-            log=os.fspath(log),
-            state=os.fspath(state),
-            kind=kind,
-            fail=fail or {},
-            whitelist=CODEX_LAUNCH_WHITELIST,
-        )
+    body = Path(stub_cli.__file__).read_text(encoding="utf-8")
+    ending = _MAIN.format(
+        log=os.fspath(log),
+        state=os.fspath(state),
+        kind=kind,
+        fail=fail or {},
+        whitelist=CODEX_LAUNCH_WHITELIST,
     )
+    path.write_text(f"#!{sys.executable}\n{body}{ending}", encoding="utf-8")
     path.chmod(0o755)
     return StubClient(kind, path, log, state)

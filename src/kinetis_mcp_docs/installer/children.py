@@ -21,8 +21,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kinetis_mcp_docs.installer.errors import InstallerError
@@ -92,19 +94,48 @@ def start(
 ) -> subprocess.Popen[bytes]:
     """Start `argv` in a session of its own; `stop` ends it and everything it started.
 
-    Raises `OSError` when the program cannot be started.
+    A Ctrl-C that comes while the child starts is held until `Popen` has returned it, then
+    stops it and is raised: otherwise it would interrupt `Popen` after the fork, leaving a
+    child running that nobody knows of (a `venv` writing into a directory being rolled
+    back, say). Raises `OSError` when the program cannot be started.
     """
-    return subprocess.Popen(
-        list(argv),
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        env=dict(env),
-        cwd=cwd,
-        start_new_session=True,
-        pass_fds=tuple(pass_fds),
-        umask=child_umask(),
-    )
+    with _interrupts_held() as interrupted:
+        process = subprocess.Popen(
+            list(argv),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+            umask=child_umask(),
+        )
+    if interrupted:
+        stop(process)
+        raise KeyboardInterrupt
+    return process
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[list[int]]:
+    """Hold SIGINT for the block: the list it yields gets the signals that came meanwhile.
+
+    Only in the main thread, where Python's own handler runs, and only while that handler
+    is the one installed; elsewhere the block runs as it would.
+    """
+    caught: list[int] = []
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield caught
+        return
+    previous = signal.signal(signal.SIGINT, lambda number, _frame: caught.append(number))
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -169,12 +200,24 @@ class Captured:
     stderr: str
 
 
-def run_captured(argv: Sequence[str], *, env: Mapping[str, str], timeout: float) -> Captured:
-    """Run `argv` with its output captured as text; `InstallerError` if it cannot finish."""
+def run_captured(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Captured:
+    """Run `argv` (in `cwd`) with its output captured as text; `InstallerError` if it cannot
+    finish."""
     shown = " ".join(argv)
     try:
         process = start(
-            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+            argv,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
         )
     except OSError as error:
         raise InstallerError(f"Could not run {argv[0]} ({error.strerror or error}).") from error

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.errors import INTERRUPTED_EXIT_CODE, InstallerError
 
 
 class _Group(click.Group):
@@ -28,6 +28,11 @@ class _Group(click.Group):
             where = f" ({error.filename})" if error.filename else ""
             click.echo(f"kinetis-docs: {error.strerror or error}{where}.", err=True)
             ctx.exit(1)
+        except KeyboardInterrupt:
+            # Ctrl-C: the shell's status for it, not click's "Aborted!" and 1. Every child
+            # runs in a process group of its own and is stopped with us (`children.py`).
+            click.echo("kinetis-docs: Interrupted.", err=True)
+            ctx.exit(INTERRUPTED_EXIT_CODE)
 
 
 _CHOICES = "no argument for Claude Code, or `codex` for Codex"
@@ -97,7 +102,8 @@ def setup(client: str | None) -> None:
       PIP_FIND_LINKS, ...), and raw.githubusercontent.com for the page it
       reads, unless KINETIS_MCP_DOCS_PAGES is set.
     """
-    from kinetis_mcp_docs.installer.setup import run_setup  # noqa: PLC0415 - keep start lean
+    from kinetis_mcp_docs.installer.advice import kinetis_docs  # noqa: PLC0415 - keep start lean
+    from kinetis_mcp_docs.installer.setup import run_setup  # noqa: PLC0415
 
     result = run_setup(client, say=click.echo)
     pages = f", pages from {result.pages}" if result.pages else ""
@@ -105,6 +111,12 @@ def setup(client: str | None) -> None:
         f"Registered {result.client.label} server kinetis-docs (kinetis-mcp-docs "
         f"{result.version}, installed in {result.root}{pages}); check it with "
         f"`{result.client.check_hint()}` and start a new {result.client.label} session."
+    )
+    # Nothing puts `kinetis-docs` on PATH: name the install's own.
+    uninstall = " ".join(["uninstall", *result.client.arguments])
+    click.echo(
+        f"Look after it with `{kinetis_docs(result.root, 'status')}` (or `update`, "
+        f"`{uninstall}` in place of `status`)."
     )
 
 
@@ -242,6 +254,12 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
     """Run the MCP server in this process (no update check): stdio, or HTTP with --http.
 
     Over HTTP the bearer token comes from MCP_BEARER_TOKEN, never from the command line.
+
+    \b
+    Network: raw.githubusercontent.com for every page read (HTTPS_PROXY and
+      SSL_CERT_FILE are honoured), unless --docs-dir serves the pages from a
+      directory; with --http, also the address it listens on, and the Redis
+      server of a redis:// --rate-limit-storage.
     """
     given = [name for name in (*_HTTP_ONLY, *_HTTP_LISTS) if options[name]]
     if not http:
@@ -293,8 +311,13 @@ def start() -> None:
     """What a client runs: the daily update check under the lock, then the server.
 
     Clients run it as DIR/current/bin/python -I -m kinetis_mcp_docs.installer.start, which
-    is the same; it serves stdio in the install directory DIR it runs from. A due update
-    needs the package index; a failed one serves the installed version.
+    is the same; it serves stdio in the install directory DIR it runs from.
+
+    \b
+    Network: the package index once a day, for the update (a failed one serves
+      the installed version); raw.githubusercontent.com for every page read
+      (HTTPS_PROXY and SSL_CERT_FILE are honoured), unless the registered
+      --docs-dir serves the pages from a directory.
     """
     from kinetis_mcp_docs.installer.start import main as start_main  # noqa: PLC0415
 

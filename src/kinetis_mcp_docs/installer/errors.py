@@ -8,6 +8,9 @@ exit, in one place (`cli.py`); nothing else prints a failure.
 
 from __future__ import annotations
 
+# The shell's convention for a process ended by Ctrl-C (SIGINT).
+INTERRUPTED_EXIT_CODE = 130
+
 
 class InstallerError(Exception):
     """An expected installer failure: a plain sentence and the process exit code."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .names import (
+    COMMAND_NAME,
     CURRENT_NAME,
     DIR_ENVIRONMENT_VARIABLE,
     DOCS_DIR_OPTION,
@@ -35,6 +36,7 @@ from .names import (
     REQUIREMENT,
     REQUIREMENTS_NAME,
     SERVER_MODULE,
+    START_ARGUMENTS,
     START_MODULE,
 )
 
@@ -86,6 +88,12 @@ class InstallLayout:
     def previous(self) -> Path:
         return self.root / PREVIOUS_NAME
 
+    @property
+    def command(self) -> Path:
+        """`kinetis-docs` of the environment that serves: how a user runs the lifecycle
+        commands of this install (no install puts it on PATH)."""
+        return self.current / "bin" / COMMAND_NAME
+
     def python(self, environment: Path) -> Path:
         """The interpreter of one environment (a POSIX virtual environment)."""
         return environment / "bin" / "python"
@@ -97,5 +105,5 @@ class InstallLayout:
         owned environment. With `pages` (absolute), the server reads its pages from that
         directory (`--docs-dir`, last, which `start` hands on across an update's exec).
         """
-        argv = [os.fspath(self.python(self.current)), "-I", "-m", START_MODULE]
+        argv = [os.fspath(self.python(self.current)), *START_ARGUMENTS]
         return argv if pages is None else [*argv, DOCS_DIR_OPTION, os.fspath(pages)]

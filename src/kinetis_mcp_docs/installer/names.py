@@ -18,4 +18,8 @@ DIR_ENVIRONMENT_VARIABLE = "KINETIS_MCP_DOCS_DIR"
 PAGES_ENVIRONMENT_VARIABLE = "KINETIS_MCP_DOCS_PAGES"
 DOCS_DIR_OPTION = "--docs-dir"
 START_MODULE = "kinetis_mcp_docs.installer.start"
+# What the registered interpreter is given: `-I` keeps a user's PYTHONPATH out.
+START_ARGUMENTS = ("-I", "-m", START_MODULE)
+# The console script of an environment, which is how a user runs the lifecycle commands.
+COMMAND_NAME = "kinetis-docs"
 SERVER_MODULE = "kinetis_mcp_docs.server"

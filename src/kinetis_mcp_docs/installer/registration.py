@@ -22,7 +22,16 @@ The environment a client gives the server, which the verification must reproduce
 
 A registration this installer wrote runs `DIR/current/bin/python -I -m
 kinetis_mcp_docs.installer.start [--docs-dir PAGES]`; `Registration.install_directory` and
-`Registration.pages` read `DIR` and `PAGES` back from what a client reports.
+`Registration.pages` read `DIR` and `PAGES` back from what a client reports. Claude Code
+has no machine-readable read-back (`claude mcp get` prints `Args:` joined by spaces), so
+that command is split again by its known shape, keeping a path's spaces. Any other
+registration is read back as what it is: another command, or an HTTP (or SSE) one, by its
+URL and the names of its headers — never their values, which may be credentials.
+
+Every CLI runs in the user's home directory: `claude mcp get` reports the registration in
+effect for the directory it runs in, so from a project holding a local-scope
+`kinetis-docs` it would report that one instead of the user's. A non-user scope it reports
+even there is named, with how to remove it (`other_scope`).
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from __future__ import annotations
 import abc
 import json
 import os
+import shlex
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +49,7 @@ from typing import Any
 from kinetis_mcp_docs.installer.children import Captured, run_captured
 from kinetis_mcp_docs.installer.directory import absolute
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.names import CURRENT_NAME, DOCS_DIR_OPTION, START_MODULE
+from kinetis_mcp_docs.installer.names import CURRENT_NAME, DOCS_DIR_OPTION, START_ARGUMENTS
 
 SERVER_NAME = "kinetis-docs"
 # `claude mcp get` starts the server to report its status; a page is not read.
@@ -82,33 +92,50 @@ PATH_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "PIP_CLIENT_CERT", "PIP_CONFIG_FI
 PATH_LIST_VARIABLES = {"SSL_CERT_DIR": os.pathsep, "PIP_FIND_LINKS": None}
 
 
+STDIO = "stdio"
+
+
 @dataclass(frozen=True)
 class Registration:
     """A `kinetis-docs` registration as the client's CLI reports it.
 
-    `args` is what the client shows: Claude Code prints the arguments joined by spaces, so
-    for it an argument holding a space cannot be told apart from two. `status` is Claude
-    Code's connection check (`✓ Connected`, ...) and `scope` where it keeps the
-    registration; Codex reports neither.
+    A stdio registration has a `command` and its `args`; an HTTP one (`http` or Codex's
+    `streamable_http`) or an SSE one has a `url` and the names of its `headers`, never their
+    values, which may be credentials. `transport` is empty when the client shows neither:
+    Claude Code shows a project-scope server awaiting approval by its scope and status alone.
+    `status` is Claude Code's connection check (`✓ Connected`, ...) and `scope` where it
+    keeps the registration (`User config (...)`); Codex reports neither.
     """
 
-    command: str
-    args: list[str]
+    command: str = ""
+    args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     status: str | None = None
     scope: str | None = None
+    transport: str = STDIO
+    url: str | None = None
+    headers: list[str] = field(default_factory=list)
 
     @property
     def argv(self) -> list[str]:
         return [self.command, *self.args]
 
     @property
+    def is_stdio(self) -> bool:
+        return self.transport == STDIO and bool(self.command)
+
+    @property
+    def scope_name(self) -> str | None:
+        """Claude Code's scope in one word (`user`, `local`, `project`); None for Codex."""
+        return self.scope.split()[0].lower() if self.scope else None
+
+    @property
     def install_directory(self) -> Path | None:
         """The install directory whose server this runs, if this installer wrote it."""
         command = Path(self.command)
-        if self.args[:3] != ["-I", "-m", START_MODULE] or not command.is_absolute():
+        if not self.is_stdio or tuple(self.args[:3]) != START_ARGUMENTS:
             return None
-        if command.parts[-3:] != (CURRENT_NAME, "bin", "python"):
+        if not command.is_absolute() or command.parts[-3:] != (CURRENT_NAME, "bin", "python"):
             return None
         return command.parents[2]
 
@@ -116,22 +143,42 @@ class Registration:
     def pages(self) -> str | None:
         """The `--docs-dir` it serves pages from, None for the Kinetis repository.
 
-        The option is the last one written, so whatever follows it is the directory, even
-        when Claude Code shows the arguments joined by spaces.
+        The option is the last one this installer writes, so whatever follows it is the
+        directory (for another command, as well as Claude Code's printed line allows).
         """
         if DOCS_DIR_OPTION not in self.args:
             return None
-        return " ".join(self.args[self.args.index(DOCS_DIR_OPTION) + 1 :])
+        return " ".join(self.args[self.args.index(DOCS_DIR_OPTION) + 1 :]) or None
 
     def runs_from(self, root: Path) -> bool:
         """Whether this runs the server of the install directory `root`."""
         registered = self.install_directory
         return registered is not None and same_directory(registered, root)
 
+    def describe(self) -> str:
+        """What it runs, for a sentence: the command, or the URL (headers by name only)."""
+        if self.is_stdio:
+            return f"`{shlex.join(self.argv)}`"
+        if self.url is not None:
+            kind = "an SSE" if self.transport == "sse" else "an HTTP"
+            named = f" (headers: {', '.join(self.headers)})" if self.headers else ""
+            return f"{kind} registration of {self.url}{named}"
+        return f"a registration it shows only as {self.status or 'present'}"
+
 
 def same_directory(first: Path, second: Path) -> bool:
     """Whether two absolute paths name one directory: as written, or once links resolve."""
     return first == second or os.path.realpath(first) == os.path.realpath(second)
+
+
+def neutral_directory() -> str:
+    """Where the client CLIs run: the user's home directory (the root, should it be missing).
+
+    `claude mcp get` reports the registration in effect for the directory it runs in, so
+    run from a project holding a local-scope `kinetis-docs`, it would report that one.
+    """
+    home = os.path.expanduser("~")  # noqa: PTH111 - a str for the child's cwd
+    return home if os.path.isdir(home) else os.sep  # noqa: PTH112
 
 
 class Client(abc.ABC):
@@ -145,9 +192,15 @@ class Client(abc.ABC):
         """The command a user runs to see the registration."""
         return f"{self.executable} mcp get {SERVER_NAME}"
 
-    def our_command(self, verb: str) -> str:
-        """`kinetis-docs VERB` for this client: `kinetis-docs setup codex`, say."""
-        return " ".join(["kinetis-docs", verb, *([self.argument] if self.argument else [])])
+    @property
+    @abc.abstractmethod
+    def remove_hint(self) -> str:
+        """The command a user runs to remove the user-wide registration."""
+
+    @property
+    def arguments(self) -> list[str]:
+        """What follows `kinetis-docs setup` (or `uninstall`) for this client."""
+        return [self.argument] if self.argument else []
 
     def cli_on_path(self) -> str | None:
         """The absolute path of the client's CLI on PATH, or None."""
@@ -209,12 +262,56 @@ class Client(abc.ABC):
         """Raise `InstallerError` unless `shown` is the registration of `argv` and `env`."""
 
 
+@dataclass(frozen=True)
+class OtherScope:
+    """A registration reported at another scope than user: what it is, and how to remove it."""
+
+    what: str
+    remove: str
+
+
+def other_scope(client: Client, shown: Registration) -> OtherScope | None:
+    """Whether `shown` is at another scope than user, as Claude Code reports it.
+
+    Seen from the home directory (`neutral_directory`), a local-scope `kinetis-docs` for that
+    directory hides the user-scope one this installer manages, and a project-scope one (a
+    `.mcp.json` there or above) is reported only when there is no user-scope one. None for a
+    user-scope registration, and for Codex, which reports no scope.
+    """
+    scope = shown.scope_name
+    if scope is None or scope == "user":
+        return None
+    where = neutral_directory()
+    remove = f"`{client.executable} mcp remove {SERVER_NAME} --scope {scope}`"
+    if scope == "local":
+        return OtherScope(
+            what=(
+                f"{client.label} reports a local-scope {SERVER_NAME} for {where}, which hides "
+                f"the user-scope one there: sessions started in {where} run {shown.describe()}"
+            ),
+            remove=f"{remove}, run in {where}",
+        )
+    if scope == "project":
+        return OtherScope(
+            what=(
+                f"{client.label} reports a project-scope {SERVER_NAME}, from a .mcp.json in "
+                f"{where} or a directory above it, and no user-scope one"
+            ),
+            remove=f"{remove}, run in the directory holding that .mcp.json",
+        )
+    return OtherScope(
+        what=f"{client.label} reports {SERVER_NAME} at another scope than user ({shown.scope})",
+        remove=f"`{client.check_hint()}`, run in {where}, shows where it comes from",
+    )
+
+
 class ClaudeCode(Client):
     """Claude Code: user scope; it starts a server with the environment it inherited."""
 
     label = "Claude Code"
     executable = "claude"
     argument = None
+    remove_hint = f"claude mcp remove {SERVER_NAME} --scope user"
 
     def unregister(self, cli: str) -> bool:
         removed = _run(cli, ["mcp", "remove", SERVER_NAME, "--scope", "user"])
@@ -231,17 +328,8 @@ class ClaudeCode(Client):
             # Claude Code 2.x says "No MCP server named ..."; earlier releases said "found".
             if "No MCP server named" in said or "No MCP server found" in said:
                 return None
-            raise _cli_failed(self, "read the registration back", shown)
-        fields, env = _claude_fields(shown.stdout)
-        if "Command" not in fields:
-            return None
-        return Registration(
-            command=fields["Command"],
-            args=fields.get("Args", "").split(),
-            env=env,
-            status=fields.get("Status", ""),
-            scope=fields.get("Scope", ""),
-        )
+            raise _cli_failed(self, f"read its {SERVER_NAME} registration", shown)
+        return _claude_registration(shown.stdout)
 
     def _add_arguments(
         self,
@@ -257,16 +345,14 @@ class ClaudeCode(Client):
         argv: Sequence[str],
         env: Mapping[str, str],  # noqa: ARG002 - none is registered with Claude Code
     ) -> None:
-        if shown.command != argv[0]:
-            raise _mismatch(self, f"its command is {shown.command!r}, not {argv[0]!r}")
-        if " ".join(shown.args) != " ".join(argv[1:]):
-            raise _mismatch(
-                self, f"its args is {' '.join(shown.args)!r}, not {' '.join(argv[1:])!r}"
+        scoped = other_scope(self, shown)
+        if scoped is not None:
+            raise InstallerError(
+                f"{scoped.what}. Remove it with {scoped.remove}, then run setup again; the "
+                "user-scope registration setup added stays meanwhile."
             )
-        if not (shown.scope or "").startswith("User"):
-            raise _mismatch(
-                self, f"the registration it reports is not at user scope: {shown.scope!r}"
-            )
+        if shown.argv != list(argv):
+            raise _mismatch(self, f"it reports {shown.describe()}, not `{shlex.join(argv)}`")
         status = shown.status or ""
         if "Connected" not in status or "Failed" in status:
             raise InstallerError(
@@ -275,23 +361,57 @@ class ClaudeCode(Client):
             )
 
 
-def _claude_fields(output: str) -> tuple[dict[str, str], dict[str, str]]:
-    """`Name: value` lines of `claude mcp get` (first of each), and its `Environment:` list."""
+def _claude_registration(output: str) -> Registration | None:
+    """What `claude mcp get` printed, read back; None when it shows no registration.
+
+    It prints `  Name: value` lines, and under `Environment:` and `Headers:` one
+    `    KEY=value` or `    Name: value` line each (a header's value is not kept).
+    """
     fields: dict[str, str] = {}
-    env: dict[str, str] = {}
-    in_environment = False
+    blocks: dict[str, list[str]] = {"Environment": [], "Headers": []}
+    block: list[str] | None = None
     for line in output.splitlines():
-        text = line.strip()
-        key, equals, setting = text.partition("=")
-        if in_environment and equals and key and not set(key) & {" ", ":"}:
-            env[key] = setting
+        if block is not None and line.startswith("    "):
+            block.append(line.strip())
             continue
-        in_environment = False
-        name, separator, value = text.partition(":")
-        if separator and name and " " not in name and name not in fields:
-            fields[name] = value.strip()
-            in_environment = name == "Environment"
-    return fields, env
+        block = None
+        name, separator, value = line[2:].partition(":")
+        if not line.startswith("  ") or not separator or not name or " " in name:
+            continue
+        if name in blocks:
+            block = blocks[name]
+        elif name not in fields:
+            # Only the separating space goes: Args keeps a path's own spaces.
+            fields[name] = value.removeprefix(" ")
+    command = fields.get("Command", "").strip()
+    if not command and "URL" not in fields and "Scope" not in fields:
+        return None
+    return Registration(
+        command=command,
+        args=_claude_arguments(fields.get("Args", "")) if command else [],
+        env=dict(entry.split("=", 1) for entry in blocks["Environment"] if "=" in entry),
+        status=fields.get("Status", "").strip(),
+        scope=fields.get("Scope", "").strip(),
+        transport=fields.get("Type", "").strip().lower() or (STDIO if command else ""),
+        url=fields["URL"].strip() if "URL" in fields else None,
+        headers=[entry.partition(":")[0].strip() for entry in blocks["Headers"]],
+    )
+
+
+def _claude_arguments(text: str) -> list[str]:
+    """`Args:` as Claude Code prints it, the arguments joined by spaces, split back.
+
+    The command this installer registers is split by its known shape, so its `--docs-dir`
+    comes back whole, whatever spaces the path holds. Another command's arguments are split
+    at every run of spaces, which is the most the printed line tells.
+    """
+    ours = " ".join(START_ARGUMENTS)
+    with_pages = f"{ours} {DOCS_DIR_OPTION} "
+    if text == ours:
+        return list(START_ARGUMENTS)
+    if text.startswith(with_pages) and len(text) > len(with_pages):
+        return [*START_ARGUMENTS, DOCS_DIR_OPTION, text[len(with_pages) :]]
+    return text.split()
 
 
 class Codex(Client):
@@ -300,6 +420,7 @@ class Codex(Client):
     label = "Codex"
     executable = "codex"
     argument = "codex"
+    remove_hint = f"codex mcp remove {SERVER_NAME}"
 
     def registered_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         passed = {name: environ[name] for name in CODEX_PASSED_VARIABLES if name in environ}
@@ -332,18 +453,8 @@ class Codex(Client):
         if shown.returncode != 0:
             if "No MCP server named" in shown.stdout + shown.stderr:
                 return None
-            raise _cli_failed(self, "read the registration back", shown)
-        entry = _codex_entry(shown.stdout)
-        command, args, env = entry.get("command"), entry.get("args"), entry.get("env") or {}
-        if not isinstance(command, str):
-            return None
-        return Registration(
-            command=command,
-            args=[str(arg) for arg in args] if isinstance(args, list) else [],
-            env={str(key): str(value) for key, value in env.items()}
-            if isinstance(env, dict)
-            else {},
-        )
+            raise _cli_failed(self, f"read its {SERVER_NAME} registration", shown)
+        return _codex_registration(shown.stdout)
 
     def _add_arguments(self, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
         options = [f"--env={name}={value}" for name, value in sorted(env.items())]
@@ -351,7 +462,7 @@ class Codex(Client):
 
     def _check(self, shown: Registration, argv: Sequence[str], env: Mapping[str, str]) -> None:
         if shown.argv != list(argv):
-            raise _mismatch(self, f"it reports the command {shown.command!r} {shown.args!r}")
+            raise _mismatch(self, f"it reports {shown.describe()}, not `{shlex.join(argv)}`")
         if shown.env != dict(env):
             raise _mismatch(self, f"its environment holds {sorted(shown.env)}, not {sorted(env)}")
 
@@ -366,35 +477,74 @@ def client_named(name: str | None) -> Client:
     return CODEX if name == "codex" else CLAUDE
 
 
-def _codex_entry(output: str) -> dict[str, Any]:
-    """The stdio launch settings from `codex mcp get --json`, old or new layout."""
+def _codex_registration(output: str) -> Registration | None:
+    """What `codex mcp get --json` printed, old layout or new, read back.
+
+    A stdio server has a command; a streamable HTTP one a URL, whose headers (set in
+    `config.toml`, or read from variables) are kept by name only.
+    """
     try:
         document = json.loads(output[output.find("{") :])
     except ValueError:
         raise InstallerError(
-            f"Codex did not print JSON for `codex mcp get {SERVER_NAME} --json`; "
-            "update Codex and run setup again."
+            f"Codex did not print JSON for `codex mcp get {SERVER_NAME} --json`; update Codex."
         ) from None
     if not isinstance(document, dict):
-        return {}
+        return None
     transport = document.get("transport")
-    # Newer Codex nests command, args and env under "transport"; older ones did not.
-    return transport if isinstance(transport, dict) else document
+    # Newer Codex nests the launch settings under "transport"; older ones did not.
+    entry: dict[str, Any] = transport if isinstance(transport, dict) else document
+    command, url = entry.get("command"), entry.get("url")
+    if isinstance(command, str):
+        args, env = entry.get("args"), entry.get("env")
+        return Registration(
+            command=command,
+            args=[str(arg) for arg in args] if isinstance(args, list) else [],
+            env={str(key): str(value) for key, value in env.items()}
+            if isinstance(env, dict)
+            else {},
+        )
+    if not isinstance(url, str):
+        return None
+    headers = [
+        str(name)
+        for table in ("http_headers", "env_http_headers")
+        if isinstance(entry.get(table), dict)
+        for name in entry[table]
+    ]
+    if entry.get("bearer_token_env_var"):
+        headers.append("Authorization")
+    return Registration(
+        transport=str(entry.get("type") or "streamable_http"), url=url, headers=headers
+    )
 
 
 def _run(cli: str, arguments: list[str]) -> Captured:
     # The client's CLI sees this process's whole environment, as from the user's shell.
-    return run_captured([cli, *arguments], env=os.environ, timeout=CLI_TIMEOUT_SECONDS)
+    return run_captured(
+        [cli, *arguments], env=os.environ, timeout=CLI_TIMEOUT_SECONDS, cwd=neutral_directory()
+    )
 
 
 def _cli_failed(client: Client, what: str, completed: Captured) -> InstallerError:
-    said = (completed.stderr.strip() or completed.stdout.strip()).splitlines()
-    detail = f": {said[-1]}" if said else ""
     return InstallerError(
         f"{client.label} could not {what} (`{client.executable} "
         f"{' '.join(completed.argv[1:3])}` exited with status "
-        f"{completed.returncode}{detail})."
+        f"{completed.returncode}{_what_it_said(completed)})."
     )
+
+
+def _what_it_said(completed: Captured) -> str:
+    """The line of a failed CLI's output that says why: its error line, else its last."""
+    lines = [
+        line.strip()
+        for line in (completed.stderr.strip() or completed.stdout.strip()).splitlines()
+        if line.strip()
+    ]
+    # Codex follows its `Error: ...` line with a backtrace when RUST_BACKTRACE is set.
+    errors = [line for line in lines if line.lower().startswith("error")]
+    said = errors[0] if errors else (lines[-1] if lines else "")
+    return f": {said}" if said else ""
 
 
 def _mismatch(client: Client, detail: str) -> InstallerError:

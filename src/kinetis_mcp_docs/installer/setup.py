@@ -10,7 +10,12 @@ the update window, neither takes the lock nor checks for an update.
 `KINETIS_MCP_DOCS_PAGES=DIR` makes the registered command serve its pages from `DIR`
 (`--docs-dir`, absolute), and the verification reads its page from there: setup then needs
 no network beyond the package index. A failure after the directory was claimed is one line
-saying what failed, what to try, where the server's stderr is, and what was left installed.
+saying what failed, what to try, where the server's stderr is, and what was left installed;
+Ctrl-C is the same, with the shell's exit status for it (130).
+
+The registration it will replace is read among the prerequisites, before anything is
+written: a local-scope `kinetis-docs` for the home directory, which would hide the
+user-scope one setup adds, is refused there.
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kinetis_mcp_docs.installer import directory, environment, registration
+from kinetis_mcp_docs.installer.advice import kinetis_docs, server_account
 from kinetis_mcp_docs.installer.candidate import MANUAL_DEADLINE_SECONDS, Candidate, candidate
-from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.errors import INTERRUPTED_EXIT_CODE, InstallerError
 from kinetis_mcp_docs.installer.files import write_atomic
-from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, REQUIREMENT, InstallLayout
+from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.names import PAGES_ENVIRONMENT_VARIABLE
 from kinetis_mcp_docs.installer.smoke import (
@@ -63,18 +69,25 @@ def run_setup(
 ) -> SetupResult:
     """Install into the install directory and register with one client.
 
-    `say` receives one line per step. Raises `InstallerError` on any expected failure.
+    `say` receives one line per step. Raises `InstallerError` on any expected failure, and
+    on Ctrl-C (exit status 130), each saying what was left installed.
     """
     environ = dict(os.environ if environ is None else environ)
     client = registration.client_named(client_name)
 
-    say(f"Checking prerequisites: the {client.label} CLI and Python's venv support")
-    cli = client.find_cli()
-    check_python()
-    pages = pages_directory(environ)
-
-    root = directory.resolve_directory(environ)
-    found = directory.inspect_directory(root)
+    say(
+        f"Checking prerequisites: the {client.label} CLI and its {registration.SERVER_NAME} "
+        "registration, and Python's venv support"
+    )
+    try:
+        cli = client.find_cli()
+        check_python()
+        pages = pages_directory(environ)
+        root = directory.resolve_directory(environ)
+        found = directory.inspect_directory(root)
+        existing = existing_registration(client, cli)
+    except KeyboardInterrupt:
+        raise InstallerError("Interrupted; nothing was written.", INTERRUPTED_EXIT_CODE) from None
     layout = InstallLayout(root)
     argv = layout.start_argv(pages)
     registered_env = client.registered_environment(environ)
@@ -93,20 +106,71 @@ def run_setup(
         # A failed first install leaves exactly what was found (see directory.py).
         if claim.first_install:
             directory.roll_back(claim)
+        left = _left_installed(claim, new)
+        if isinstance(error, KeyboardInterrupt):
+            raise InstallerError(f"Interrupted. {left}", INTERRUPTED_EXIT_CODE) from None
         if isinstance(error, InstallerError):
-            left = _left_installed(claim, new)
-            message = f"{_what_failed(error, pages)} {left}"
-            raise InstallerError(message, error.exit_code) from error
+            raise InstallerError(f"{_what_failed(error, pages)} {left}", error.exit_code) from error
         raise
+    _register(client, cli, argv, registered_env, existing=existing, new=new, say=say)
+    return SetupResult(client, root, version, argv, pages)
+
+
+def existing_registration(
+    client: registration.Client, cli: str
+) -> registration.Registration | None:
+    """The registration setup will replace, read before anything is written.
+
+    A local-scope `kinetis-docs` for the home directory is refused: it hides the user-scope
+    registration setup adds, whose read-back would then show the other one.
+    """
+    existing = client.registration(cli)
+    scoped = None if existing is None else registration.other_scope(client, existing)
+    if existing is not None and scoped is not None and existing.scope_name == "local":
+        raise InstallerError(
+            f"{scoped.what}. Remove it with {scoped.remove}, then run setup again. Nothing "
+            "was written."
+        )
+    return existing
+
+
+def _register(
+    client: registration.Client,
+    cli: str,
+    argv: list[str],
+    env: Mapping[str, str],
+    *,
+    existing: registration.Registration | None,
+    new: Candidate,
+    say: Callable[[str], None],
+) -> None:
+    """Replace the registration with the verified command; wait for the byte-compile."""
+    root = new.layout.root
+    registered = False
     try:
         say(f"Registering {registration.SERVER_NAME} with {client.label}")
-        notice = replacement_notice(client, client.registration(cli), root)
+        notice = replacement_notice(client, existing, root)
         if notice is not None:
             say(notice)
-        client.register(cli, argv, registered_env)
-    finally:
+        client.register(cli, argv, env)
+        registered = True
         new.finish(timeout=COMPILE_TIMEOUT_SECONDS)
-    return SetupResult(client, root, version, argv, pages)
+    except KeyboardInterrupt:
+        new.stop()
+        if registered:
+            left = (
+                f"the install in {root} and {client.label}'s registration are complete (what "
+                "was not byte-compiled is compiled when first imported)"
+            )
+        else:
+            left = (
+                f"the verified install stays current in {root}, but {client.label} may be left "
+                f"with no {registration.SERVER_NAME} registration: run setup again"
+            )
+        raise InstallerError(f"Interrupted; {left}.", INTERRUPTED_EXIT_CODE) from None
+    except BaseException:
+        new.finish(timeout=COMPILE_TIMEOUT_SECONDS)
+        raise
 
 
 def pages_directory(environ: Mapping[str, str]) -> Path | None:
@@ -140,18 +204,24 @@ def replacement_notice(
     """What a user should know about the registration setup is about to replace, if anything."""
     if existing is None or existing.runs_from(root):
         return None
-    other = existing.install_directory
-    if other is None:
-        shown = shlex.join(existing.argv)
+    scoped = registration.other_scope(client, existing)
+    if scoped is not None:
         return (
-            f"{client.label}'s {registration.SERVER_NAME} ran another command, `{shown}`; "
-            "replacing it"
+            f"{scoped.what}; adding the user-scope one beside it (remove the other with "
+            f"{scoped.remove})"
         )
-    uninstall = client.our_command("uninstall")
+    replaced = f"{client.label}'s {registration.SERVER_NAME}"
+    other = existing.install_directory
+    if not existing.is_stdio:
+        return f"{replaced} was {existing.describe()}; replacing it"
+    if other is None:
+        return f"{replaced} ran another command, {existing.describe()}; replacing it"
+    if not os.path.lexists(other):
+        return f"{replaced} ran the install in {other}, which no longer exists; replacing it"
+    uninstall = kinetis_docs(other, "uninstall", *client.arguments)
     return (
-        f"{client.label}'s {registration.SERVER_NAME} ran the install in another directory, "
-        f"{other}; replacing it. That directory stays: remove it with "
-        f"`{DIR_ENVIRONMENT_VARIABLE}={shlex.quote(os.fspath(other))} {uninstall}`"
+        f"{replaced} ran the install in another directory, {other}; replacing it. That "
+        f"directory stays: remove it with `{uninstall}`"
     )
 
 
@@ -162,7 +232,7 @@ def _what_failed(error: InstallerError, pages: Path | None) -> str:
     hint = ""
     if error.problem.code == READ_FAILED:
         hint = f" {read_hint(pages)}, and run setup again."
-    return f"{error.failure}: {error.problem.text}.{hint} {error.where_stderr()}"
+    return f"{error.failure}: {server_account(error)}{hint}"
 
 
 def _left_installed(claim: directory.Claim, new: Candidate | None) -> str:

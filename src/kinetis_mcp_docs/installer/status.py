@@ -15,8 +15,12 @@ shows what the next client start will find.
 
 Broken is whatever keeps a client from reading pages: nothing installed, a directory that is
 not ours or not safe, no environment, no client registered to run this install, a client
-that reports the server failing, a page read that fails. Each is a `Problem` carrying the
-command that fixes it, and any makes the exit status 1.
+that reports the server failing, a page read that fails, a registration at another scope
+than user (a local-scope one for the home directory hides ours), and a daily update that has
+failed for more than a day past due (so the install is stuck at its version). Each is a
+`Problem` carrying the command that fixes it — the install's own `kinetis-docs`, with the
+pages directory a registration has — and any makes the exit status 1. An HTTP registration
+of the name is shown as its URL and the names of its headers, never their values.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from kinetis_mcp_docs.installer import directory
+from kinetis_mcp_docs.installer.advice import kinetis_docs, server_account
 from kinetis_mcp_docs.installer.environment import (
     current_environment,
     environment_version,
@@ -38,7 +43,13 @@ from kinetis_mcp_docs.installer.environment import (
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
-from kinetis_mcp_docs.installer.registration import CLIENTS, SERVER_NAME, Client, Registration
+from kinetis_mcp_docs.installer.registration import (
+    CLIENTS,
+    SERVER_NAME,
+    Client,
+    Registration,
+    other_scope,
+)
 from kinetis_mcp_docs.installer.smoke import (
     INDEX_URI,
     READ_FAILED,
@@ -48,7 +59,8 @@ from kinetis_mcp_docs.installer.smoke import (
 )
 from kinetis_mcp_docs.installer.throttle import WINDOW_SECONDS, is_due, read_last_check
 
-_SETUP_EITHER = "`kinetis-docs setup` (Claude Code) or `kinetis-docs setup codex` (Codex)"
+# A day past due: every start since (and status's own page read) tried the update and failed.
+OVERDUE_SECONDS = 2 * WINDOW_SECONDS
 
 
 @dataclass(frozen=True)
@@ -82,6 +94,14 @@ class ClientStatus:
     runs_this_install: bool = False
     pages: str | None = None
     reported_status: str | None = None
+    # Claude Code's scope as it says it; None for Codex, which has none.
+    scope: str | None = None
+    # stdio, or http / sse / streamable_http with its URL and the names of its headers.
+    transport: str | None = None
+    url: str | None = None
+    headers: list[str] = field(default_factory=list)
+    # The registration in words: its command, or what it is when it runs none.
+    description: str | None = None
     page_read: PageRead | None = None
     error: str | None = None
 
@@ -149,15 +169,18 @@ def _client_status(
         return ClientStatus(client.label, cli, error=error.message)
     if registration is None:
         return ClientStatus(client.label, cli)
+    scoped = other_scope(client, registration)
+    if scoped is not None:
+        problems.append(Problem(scoped.what, f"{scoped.remove}; then run status again"))
     runs_here = registration.runs_from(root)
     other = registration.install_directory
-    read = _read_page(client, registration, environ, problems) if runs_here else None
+    read = _read_page(client, registration, root, environ, problems) if runs_here else None
     status = registration.status
     if runs_here and status is not None and ("Connected" not in status or "Failed" in status):
         problems.append(
             Problem(
                 f"{client.label} reports {SERVER_NAME} as {status!r}, not Connected",
-                f"`{client.check_hint()}` says why; `{client.our_command('setup')}` "
+                f"`{client.check_hint()}` says why; `{_setup(client, registration, root)}` "
                 "reinstalls and registers it again",
             )
         )
@@ -165,43 +188,42 @@ def _client_status(
         client.label,
         cli,
         registered=True,
-        command=_argv(registration),
+        command=registration.argv if registration.is_stdio else None,
         recorded_variables=sorted(registration.env),
         install_directory=None if other is None else os.fspath(other),
         runs_this_install=runs_here,
         pages=registration.pages,
         reported_status=status,
+        scope=registration.scope,
+        transport=registration.transport or None,
+        url=registration.url,
+        headers=registration.headers,
+        description=registration.describe(),
         page_read=read,
     )
 
 
-def _argv(registration: Registration) -> list[str]:
-    """The registered command; rebuilt exactly for one this installer wrote.
-
-    Claude Code shows the arguments joined by spaces, so a pages directory whose path
-    holds a space comes back split; the layout writes it whole again.
-    """
-    root = registration.install_directory
-    if root is None:
-        return registration.argv
-    pages = registration.pages
-    return InstallLayout(root).start_argv(Path(pages) if pages else None)
+def _setup(client: Client, registration: Registration, root: Path) -> str:
+    """The setup that registers this install again as it is: with its pages directory."""
+    return kinetis_docs(root, "setup", *client.arguments, pages=registration.pages)
 
 
 def _read_page(
     client: Client,
     registration: Registration,
+    root: Path,
     environ: Mapping[str, str],
     problems: list[Problem],
 ) -> PageRead:
     """Setup's four messages through the registered command, as `client` starts it."""
     env = client.launch_environment(environ, registration.env)
     try:
-        version = verify_server(_argv(registration), env)
+        version = verify_server(registration.argv, env)
     except ServerCheckFailed as failure:
-        detail = f"{failure.problem.text}. {failure.where_stderr()}"
-        setup = client.our_command("setup")
-        if failure.problem.code == READ_FAILED:
+        detail = server_account(failure)
+        setup = _setup(client, registration, root)
+        # A pages directory that is gone or unreadable may stop the server at start.
+        if failure.problem.code == READ_FAILED or registration.pages is not None:
             fix = f"{read_hint(registration.pages)}, then run `{setup}`"
         else:
             fix = f"`{setup}` reinstalls and registers it again"
@@ -223,7 +245,7 @@ def _install_status(
         problems.append(Problem(f"{root} is not an install of this tool: {found.reason}", fix))
         return InstallStatus(os.fspath(root), chosen_by, "not-ours", found.reason)
     if found is not directory.Found.OURS:
-        problems.append(Problem(f"Nothing is installed in {root}", _install_fix(clients)))
+        problems.append(Problem(f"Nothing is installed in {root}", _install_fix(root, clients)))
         detail = "it does not exist" if found is directory.Found.ABSENT else "it is empty"
         return InstallStatus(os.fspath(root), chosen_by, found.value, detail)
     layout = InstallLayout(root)
@@ -234,12 +256,23 @@ def _install_status(
     current = current_environment(layout)
     if current is None:
         problems.append(
-            Problem(f"{layout.current} points at no environment", _SETUP_EITHER + " again")
+            Problem(f"{layout.current} points at no environment", _setup_either(root) + " again")
         )
     if not any(client.runs_this_install for client in clients):
-        problems.append(Problem(f"No client is registered to run {root}", _SETUP_EITHER))
+        problems.append(Problem(f"No client is registered to run {root}", _setup_either(root)))
+    now = time.time()
     last = read_last_check(layout.last_update_check)
-    due = last is None or is_due(last, time.time())
+    due = last is None or is_due(last, now)
+    started = any(client.page_read is not None for client in clients)
+    if started and last is not None and now - last > OVERDUE_SECONDS:
+        problems.append(
+            Problem(
+                f"The daily update has not succeeded since {_utc(last)}, more than a day past "
+                "due: every client start tries it and fails (status's page read just did)",
+                f"`{kinetis_docs(root, 'update')}` updates now, with no start-up time limit, "
+                "or says what fails",
+            )
+        )
     return InstallStatus(
         os.fspath(root),
         chosen_by,
@@ -252,17 +285,23 @@ def _install_status(
     )
 
 
-def _install_fix(clients: list[ClientStatus]) -> str:
+def _setup_either(root: Path) -> str:
+    return (
+        f"`{kinetis_docs(root, 'setup')}` (Claude Code) or "
+        f"`{kinetis_docs(root, 'setup', 'codex')}` (Codex)"
+    )
+
+
+def _install_fix(root: Path, clients: list[ClientStatus]) -> str:
     """How to install here — or to look at the install a client does run."""
     for client in clients:
         if client.install_directory is not None and not client.runs_this_install:
-            other = shlex.quote(client.install_directory)
+            status = kinetis_docs(Path(client.install_directory), "status")
             return (
                 f"{client.client} runs the install in {client.install_directory}: "
-                f"`{DIR_ENVIRONMENT_VARIABLE}={other} kinetis-docs status` shows it; or install "
-                f"here with {_SETUP_EITHER}"
+                f"`{status}` shows it; or install here with {_setup_either(root)}"
             )
-    return _SETUP_EITHER
+    return _setup_either(root)
 
 
 def _environment(env: Path | None) -> EnvironmentStatus | None:
@@ -319,15 +358,20 @@ def _client_lines(client: ClientStatus) -> list[str]:
         return [f"{client.client}: {client.error}"]
     if not client.registered:
         return [f"{client.client}: no {SERVER_NAME} registration"]
-    if client.runs_this_install:
-        where = "runs this install"
-    elif client.install_directory is not None:
-        where = f"runs the install in {client.install_directory}"
+    if client.command is None:
+        lines = [f"{client.client}: {SERVER_NAME} is {client.description}, not this install"]
     else:
-        where = "runs a command this installer did not write"
-    pages = client.pages or "the Kinetis repository"
-    lines = [f"{client.client}: {SERVER_NAME} {where}, with pages from {pages}"]
-    lines.append(f"  Command: {shlex.join(client.command or [])}")
+        if client.runs_this_install:
+            where = "runs this install"
+        elif client.install_directory is not None:
+            where = f"runs the install in {client.install_directory}"
+        else:
+            where = "runs a command this installer did not write"
+        pages = client.pages or "the Kinetis repository"
+        lines = [f"{client.client}: {SERVER_NAME} {where}, with pages from {pages}"]
+        lines.append(f"  Command: {shlex.join(client.command)}")
+    if client.scope is not None and not client.scope.startswith("User"):
+        lines.append(f"  Scope: {client.scope}")
     if client.recorded_variables:
         lines.append(f"  Recorded variables: {', '.join(client.recorded_variables)}")
     if client.reported_status is not None:

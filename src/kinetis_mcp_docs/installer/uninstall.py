@@ -8,24 +8,29 @@ In order, each step said on one line:
 2. The client's `kinetis-docs` registration is removed — when it runs this install
    directory, or one that no longer exists. One that runs another install directory, or a
    command this installer did not write, is left and named.
-3. The directory is removed only when no other client is still registered to it (a client
-   whose CLI is not on PATH cannot be; see docs/setup.md), under the update lock, and only
-   what this installer wrote (`removal.py`).
+3. The directory is removed only when no other client is still registered to it, under
+   the update lock, and only what this installer wrote (`removal.py`). A client whose CLI
+   is not on PATH cannot start the server, so it does not keep the directory, but the line
+   says it could not be checked and how to remove its entry; a CLI that fails keeps the
+   directory, with exit status 1.
 
-Nothing to do is no failure: a second run says there is no registration and nothing
+Claude Code is asked from the home directory, where a local-scope `kinetis-docs` would hide
+the user-scope one: one there stops uninstall before anything is changed. Sessions started
+before the removal keep running the removed install until restarted, and the last line says
+so. Nothing to do is no failure: a second run says there is no registration and nothing
 installed, and exits 0.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kinetis_mcp_docs.installer import directory, registration
+from kinetis_mcp_docs.installer.advice import kinetis_docs
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, InstallLayout
+from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.registration import SERVER_NAME, Client
 from kinetis_mcp_docs.installer.removal import remove_install
@@ -42,7 +47,8 @@ def run_uninstall(
     """Unregister one client, then remove the install directory if no client uses it.
 
     Raises `InstallerError` for a directory that is not ours (nothing touched), a client
-    CLI missing from PATH, or a CLI that fails.
+    CLI missing from PATH or failing, and a directory kept because the other client could
+    not be checked.
     """
     environ = dict(os.environ if environ is None else environ)
     client = registration.client_named(client_name)
@@ -59,12 +65,9 @@ def run_uninstall(
     if layout is None:
         say(f"Nothing is installed in {root}")
         return
+    again = kinetis_docs(root, "uninstall", *client.arguments)
     for other in registration.CLIENTS:
-        if other is not client and _runs(other, root):
-            say(
-                f"Kept {root}: {other.label} still runs it; `{other.our_command('uninstall')}` "
-                "removes that registration, then the directory"
-            )
+        if other is not client and _still_runs(other, root, again, say):
             return
     _remove(layout, say)
 
@@ -73,40 +76,83 @@ def _unregister(client: Client, cli: str, root: Path) -> str:
     """Remove the client's registration if it runs `root`; what was done, as a line.
 
     A registration running an install directory that no longer exists is removed too:
-    no client can start it.
+    no client can start it. Raises `InstallerError`, with nothing changed, when the CLI
+    fails or a local-scope registration hides the user-scope one.
     """
-    existing = client.registration(cli)
+    unchanged = (
+        f"Nothing was changed; once `{client.check_hint()}` works in this shell, run "
+        "uninstall again."
+    )
+    try:
+        existing = client.registration(cli)
+    except InstallerError as error:
+        raise InstallerError(f"{error.message} {unchanged}") from error
     if existing is None:
         return f"{client.label} has no {SERVER_NAME} registration"
-    other = existing.install_directory
-    if existing.runs_from(root):
-        client.unregister(cli)
-        return f"Removed {client.label}'s {SERVER_NAME} registration"
-    if other is not None and not os.path.lexists(other):
-        client.unregister(cli)
-        return (
-            f"Removed {client.label}'s {SERVER_NAME} registration: it ran {other}, which no "
-            "longer exists"
+    scoped = registration.other_scope(client, existing)
+    if scoped is not None and existing.scope_name == "local":
+        raise InstallerError(
+            f"{scoped.what}. Remove it with {scoped.remove}, then run uninstall again: it "
+            "hides the user-scope registration uninstall removes. Nothing was changed."
         )
+    if scoped is not None:
+        return f"{scoped.what}; uninstall leaves it (remove it with {scoped.remove})"
+    other = existing.install_directory
+    if existing.runs_from(root) or (other is not None and not os.path.lexists(other)):
+        try:
+            client.unregister(cli)
+        except InstallerError as error:
+            raise InstallerError(f"{error.message} {unchanged}") from error
+        gone = "" if existing.runs_from(root) else f": it ran {other}, which no longer exists"
+        return f"Removed {client.label}'s {SERVER_NAME} registration{gone}"
     if other is None:
         return (
             f"Left {client.label}'s {SERVER_NAME} registration: it runs "
-            f"`{shlex.join(existing.argv)}`, which this installer did not write"
+            f"{existing.describe()}, which this installer did not write"
         )
     return (
         f"Left {client.label}'s {SERVER_NAME} registration: it runs the install in {other}; "
-        f"`{DIR_ENVIRONMENT_VARIABLE}={shlex.quote(os.fspath(other))} "
-        f"{client.our_command('uninstall')}` removes that one"
+        f"`{kinetis_docs(other, 'uninstall', *client.arguments)}` removes that one"
     )
 
 
-def _runs(client: Client, root: Path) -> bool:
-    """Whether `client` is registered to run the install in `root` (no CLI: it is not)."""
+def _still_runs(client: Client, root: Path, again: str, say: Callable[[str], None]) -> bool:
+    """Whether `client` is still registered to run the install in `root`, said as a line.
+
+    A client whose CLI is not on PATH cannot start the server, so it does not keep the
+    directory; the line names the command that removes its entry wherever it is installed.
+    Raises `InstallerError` (the directory kept) when the client cannot be checked.
+    """
     cli = client.cli_on_path()
     if cli is None:
+        say(
+            f"Could not check {client.label}: its CLI `{client.executable}` is not on PATH, so "
+            f"it cannot start this install either. If {client.label} is installed where this "
+            f"shell does not find it, `{client.remove_hint}` run there removes its entry"
+        )
         return False
-    existing = client.registration(cli)
-    return existing is not None and existing.runs_from(root)
+    kept = f"Kept {root}: could not tell whether {client.label} still runs it"
+    try:
+        existing = client.registration(cli)
+    except InstallerError as error:
+        raise InstallerError(
+            f"{kept}: {error.message.rstrip('.')}. Once `{client.check_hint()}` works in this "
+            f"shell, run `{again}` again."
+        ) from error
+    scoped = None if existing is None else registration.other_scope(client, existing)
+    if existing is not None and scoped is not None and existing.scope_name == "local":
+        raise InstallerError(
+            f"{kept}: {scoped.what}, which hides the user-scope one. Remove it with "
+            f"{scoped.remove}, then run `{again}` again."
+        )
+    if existing is None or not existing.runs_from(root):
+        return False
+    say(
+        f"Kept {root}: {client.label} still runs it; "
+        f"`{kinetis_docs(root, 'uninstall', *client.arguments)}` removes that registration, "
+        "then the directory"
+    )
+    return True
 
 
 def _remove(layout: InstallLayout, say: Callable[[str], None]) -> None:
@@ -123,5 +169,9 @@ def _remove(layout: InstallLayout, say: Callable[[str], None]) -> None:
             "write or a byte-compile is still writing; remove those, or run uninstall again "
             "in a moment"
         )
-    else:
-        say(f"Removed {root}")
+        return
+    say(f"Removed {root}")
+    say(
+        "Client sessions started before now keep running the removed install until they are "
+        "restarted, and may fail to read pages meanwhile: restart them"
+    )

@@ -12,8 +12,9 @@ Two entries, one body (`update`), and the command over the second:
 - `update_if_due`, what a client spawn runs once its throttle said an update is due: it
   takes the lock (waiting while another process holds it), and updates only if it did not
   wait and the timestamp, read again under the lock, still says due. pip fails fast there:
-  no retries and a short socket timeout (`FAIL_FAST`), so an unreachable index costs a
-  spawn well under a second and an index that never answers less than two; nothing is
+  no retries and a short socket timeout (`FAIL_FAST`), and the check for a newer release
+  gets at most `SPAWN_RESOLVE_SECONDS`, so an unreachable index costs a spawn well under a
+  second, and an index or a name server that never answers less than three; nothing is
   recorded, so the next spawn tries again.
 - `update_now`, the same update whatever the timestamp, under the same lock; and
   `run_update`, the `kinetis-docs update` command over it, which first proves the install
@@ -59,6 +60,11 @@ DEFAULT_TIMEOUT_SECONDS = 5.0
 # stays silent for 1.5 s — an index that accepts connections and never answers — fails
 # then rather than after pip's default 15 s. A slow but flowing download is not cut short.
 FAIL_FAST = ("--retries", "0", "--timeout", "1.5")
+# pip's --timeout does not bound a name lookup: a name server that never answers holds
+# getaddrinfo for the resolver's own timeouts (5 s, twice, by default). So on a spawn the
+# check for a newer release gets at most this much of the deadline, and a DNS black hole
+# costs what a silent index costs. A slower index is left to `kinetis-docs update`.
+SPAWN_RESOLVE_SECONDS = 2.5
 
 
 def _quiet(line: str) -> None:
@@ -165,7 +171,7 @@ def update(
         )
     options = list(FAIL_FAST) if fail_fast else []
     say(f"Checking for a newer release of {REQUIREMENT}")
-    resolved = resolve(layout, installed, deadline=deadline, pip_options=options)
+    resolved = _resolve_in_time(layout, installed, deadline=deadline, fail_fast=fail_fast)
     newest = resolved[DISTRIBUTION]
     if resolved.items() <= installed_distributions(installed).items():
         record_check(layout.last_update_check, time.time())
@@ -180,6 +186,30 @@ def update(
         new.check(deadline=deadline, expected=newest)
     say(f"Switched to {DISTRIBUTION} {newest}")
     return new.env
+
+
+def _resolve_in_time(
+    layout: InstallLayout, env: Path, *, deadline: float | None, fail_fast: bool
+) -> dict[str, str]:
+    """`resolve`, failing fast and within `SPAWN_RESOLVE_SECONDS` on a spawn's path."""
+    if not fail_fast:
+        return resolve(layout, env, deadline=deadline, pip_options=[])
+    capped = time.monotonic() + SPAWN_RESOLVE_SECONDS
+    if deadline is not None and deadline <= capped:
+        return resolve(layout, env, deadline=deadline, pip_options=list(FAIL_FAST))
+    try:
+        return resolve(layout, env, deadline=capped, pip_options=list(FAIL_FAST))
+    except InstallerError:
+        if time.monotonic() < capped:
+            raise
+        # Only on this failure: the spawn path imports no more than it needs.
+        from kinetis_mcp_docs.installer.advice import kinetis_docs  # noqa: PLC0415
+
+        raise InstallerError(
+            f"Could not check for a newer {DISTRIBUTION} within {SPAWN_RESOLVE_SECONDS:g} s, "
+            "the most a client start waits for the package index (or a name server) to "
+            f"answer; `{kinetis_docs(layout.root, 'update')}` waits longer"
+        ) from None
 
 
 def resolve(

@@ -43,24 +43,48 @@ __all__ = [
 
 SERVER_NAME = "kinetis-mcp-docs"
 
-INSTRUCTIONS = (
-    "This server serves the current Kinetis documentation, fetched live from the Kinetis "
-    "repository. Read these pages rather than answering Kinetis questions from memory. "
+_HOW_TO_READ = (
+    "Read these pages rather than answering Kinetis questions from memory. "
     "Start with kinetis://docs/agent-workflow. Read a page with kinetis_read_doc, a bounded "
     "window of lines (continue at endLine + 1 while hasMore is true); locate a named term in "
     "a page you know with kinetis_search_doc, then read a window around the match; use "
-    "resources/read only when you need a whole page. Pages come from the main branch, so "
-    "they can describe behaviour newer than the Kinetis release installed in the project "
-    "you are working on: check that release before relying on a recent feature."
+    "resources/read only when you need a whole page."
 )
+_CHECK_THE_RELEASE = "check that release before relying on a recent feature."
+INSTRUCTIONS = (
+    "This server serves the current Kinetis documentation, fetched live from the Kinetis "
+    f"repository. {_HOW_TO_READ} Pages come from the main branch, so they can describe "
+    "behaviour newer than the Kinetis release installed in the project you are working on: "
+    f"{_CHECK_THE_RELEASE}"
+)
+
+
+def local_instructions(directory: str) -> str:
+    """The instructions under `--docs-dir`: where the pages come from is what differs."""
+    return (
+        "This server serves the Kinetis documentation from a local directory of its pages, "
+        f"{directory}, read again on every call. {_HOW_TO_READ} The pages are whatever that "
+        "directory holds, so they can describe behaviour other than the Kinetis release "
+        f"installed in the project you are working on: {_CHECK_THE_RELEASE}"
+    )
 
 
 class DocsApplication:
     """The Kinetis docs resources and tools over a page source. Safe to call from threads."""
 
-    def __init__(self, source: PageSource | None = None, *, pages_root: str | None = None) -> None:
+    def __init__(
+        self,
+        source: PageSource | None = None,
+        *,
+        pages_root: str | None = None,
+        local_pages: str | None = None,
+    ) -> None:
         """`source` serves the catalogue (the live origin by default). `pages_root`, when
-        given, is the local tree the HTTP route's tools serve instead of the catalogue."""
+        given, is the local tree the HTTP route's tools serve instead of the catalogue.
+        `local_pages` names the directory `source` reads, for the instructions."""
+        self._instructions = (
+            INSTRUCTIONS if local_pages is None else local_instructions(local_pages)
+        )
         self._source = source
         self._source_lock = allocate_lock()
         self._tools = doc_toolset(self._page_text)
@@ -73,7 +97,7 @@ class DocsApplication:
 
     @property
     def instructions(self) -> str:
-        return INSTRUCTIONS
+        return self._instructions
 
     def resources(self) -> list[dict[str, object]]:
         """Every catalogue page, as `resources/list` entries."""

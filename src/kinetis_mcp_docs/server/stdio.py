@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     output_fd = reserve_stdout()
     _small_thread_stacks()
-    application = DocsApplication(page_source(docs_dir))
+    application = DocsApplication(page_source(docs_dir), local_pages=docs_dir)
     try:
         if os.isatty(0):
             print(TERMINAL_NOTICE.format(version=__version__), file=sys.stderr, flush=True)

@@ -1,0 +1,65 @@
+"""A due client start whose name server never answers: the check gives up, the server serves.
+
+pip's socket timeout does not bound a name lookup, so a silent name server would hold the
+check for a newer release until the whole update deadline passed. A start gives that check
+at most 2.5 s; `kinetis-docs update` waits as long as it takes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
+from tests.installer.machine import machine_at
+from tests.support.blackhole import UNRESOLVED_INDEX, BlackHoleUnavailable, black_hole_prefix
+from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
+
+DAY = 86_400
+WAIT = 60.0
+
+
+@pytest.fixture
+def behind_a_black_hole(tmp_path: Path) -> list[str]:
+    try:
+        return black_hole_prefix(tmp_path / "black-hole")
+    except BlackHoleUnavailable as reason:
+        pytest.skip(str(reason))
+
+
+def test_a_due_start_behind_a_silent_name_server_gives_up_the_check_at_2_5_s_and_serves(
+    tmp_path: Path, wheelhouse_env: dict[str, str], behind_a_black_hole: list[str]
+) -> None:
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+    machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(Path(__file__).parents[2] / "docs")
+    assert machine.setup().returncode == 0
+    last_check = machine.install / ".last-update-check"
+    stale = time.time() - 2 * DAY
+    record_check(last_check, stale)
+    # The index is a name only a name server could resolve, with the default deadline (5 s).
+    env = {
+        key: value
+        for key, value in machine.env.items()
+        if key not in {"PIP_FIND_LINKS", "PIP_NO_INDEX", "HTTPS_PROXY"}
+    }
+    env["PIP_INDEX_URL"] = UNRESOLVED_INDEX
+
+    server = ServerProcess([*behind_a_black_hole, *machine.registered_argv()], env)
+    try:
+        response = server.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
+        assert server.finish(timeout=WAIT) == 0
+    finally:
+        server.kill()
+
+    assert response["result"]["serverInfo"]["version"] == "1.0.1"
+    update = f"KINETIS_MCP_DOCS_DIR={machine.install} {machine.own_command} update"
+    assert (
+        "kinetis-docs: could not update (Could not check for a newer kinetis-mcp-docs within "
+        "2.5 s, the most a client start waits for the package index (or a name server) to "
+        f"answer; `{update}` waits longer); starting the installed version 1.0.1."
+    ) in server.stderr.splitlines()
+    # Nothing recorded: the next start tries again.
+    assert read_last_check(last_check) == stale
