@@ -241,7 +241,8 @@ def test_a_registration_whose_pages_are_gone_shows_the_servers_reason_and_a_setu
     kept = report["clients"][0]["page_read"]["stderr_file"]
     assert unread["problem"] == (
         "Claude Code cannot read pages through its kinetis-docs: initialize got no response "
-        "before exiting; the server's last line on stderr: kinetis-docs: --docs-dir "
+        "before the server exited with status 2; the server's last line on stderr: "
+        "kinetis-docs: --docs-dir "
         f"{pages}: not a directory (all of its stderr is in {kept})."
     )
     assert (
