@@ -27,12 +27,12 @@ from benchmarks.http_peer import plain_search
 from benchmarks.report import Row, X, summary, times
 from benchmarks.stage import PROJECT_ROOT
 from benchmarks.wire import BenchError
-from kinetis_mcp_docs.server.site_tools import MAX_LIMIT, MAX_QUERY_WORDS
+from kinetis_mcp_docs.server.tools.site_tools import MAX_LIMIT, MAX_QUERY_WORDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from benchmarks.figures import Bench
-    from kinetis_mcp_docs.server.tools import Toolset
+    from kinetis_mcp_docs.server.tools.base import Toolset
 
 CONNECTIONS = 32
 ENVELOPE = {

@@ -36,14 +36,14 @@ from pydantic import Field
 from kinetis_mcp_docs import __version__
 from kinetis_mcp_docs.server import catalogue
 from kinetis_mcp_docs.server.application import INSTRUCTIONS, SERVER_NAME
-from kinetis_mcp_docs.server.doc_tools import (
+from kinetis_mcp_docs.server.lines import MAX_LINE_COUNT
+from kinetis_mcp_docs.server.sources.fetcher import ORIGIN_PREFIX
+from kinetis_mcp_docs.server.tools.doc_tools import (
     MAX_QUERY_LENGTH,
     doc_toolset,
     search_document,
     window_document,
 )
-from kinetis_mcp_docs.server.fetcher import ORIGIN_PREFIX
-from kinetis_mcp_docs.server.lines import MAX_LINE_COUNT
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

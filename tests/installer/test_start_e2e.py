@@ -433,6 +433,8 @@ HEAVY_MODULES = {
     "typing",
     "kinetis_mcp_docs.server.http",
     "kinetis_mcp_docs.server.site",
+    "kinetis_mcp_docs.server.search_index",
+    "kinetis_mcp_docs.server.tools.site_tools",
     "limits",
     "uvicorn",
 }
@@ -943,10 +945,10 @@ os.makedirs(os.path.join(root, "envs", sys.argv[2]))
 os.symlink(os.path.join("envs", sys.argv[2]), os.path.join(root, "current.swap"))
 os.replace(os.path.join(root, "current.swap"), os.path.join(root, "current"))
 import importlib.metadata
-import kinetis_mcp_docs.server.fetcher
+import kinetis_mcp_docs.server.sources.fetcher
 import httpx
 print(real)
-print(kinetis_mcp_docs.server.fetcher.__file__)
+print(kinetis_mcp_docs.server.sources.fetcher.__file__)
 print(httpx.__file__)
 print(importlib.metadata.version("kinetis-mcp-docs"))
 """

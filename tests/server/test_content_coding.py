@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.server.content_coding import (
+from kinetis_mcp_docs.server.sources.content_coding import (
     MAX_RATIO,
     RATIO_GRACE,
     BodyRefused,

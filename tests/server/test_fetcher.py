@@ -22,10 +22,10 @@ import pytest
 import trustme
 
 from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.server import fetcher
-from kinetis_mcp_docs.server.content_coding import BodyRefused
-from kinetis_mcp_docs.server.fetcher import ORIGIN_PREFIX, FetchBounds, HttpPageSource
-from kinetis_mcp_docs.server.pages import PageFetchError
+from kinetis_mcp_docs.server.sources import fetcher
+from kinetis_mcp_docs.server.sources.content_coding import BodyRefused
+from kinetis_mcp_docs.server.sources.fetcher import ORIGIN_PREFIX, FetchBounds, HttpPageSource
+from kinetis_mcp_docs.server.sources.page_source import PageFetchError
 from tests.support.bombs import gzip_bomb, stacked_gzip_bomb
 from tests.support.origin import (
     CLIENT_GONE,

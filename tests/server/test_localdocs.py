@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.server.localdocs import LocalPageSource, read_page_file
-from kinetis_mcp_docs.server.pages import MAX_PAGE_BYTES, PageFetchError
+from kinetis_mcp_docs.server.sources.localdocs import LocalPageSource, read_page_file
+from kinetis_mcp_docs.server.sources.page_source import MAX_PAGE_BYTES, PageFetchError
 
 
 def test_a_page_is_its_file_byte_for_byte_and_read_again_on_every_call(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def test_a_subprocess_given_origin_env_fetches_from_the_origin(
 ) -> None:
     docs_origin.serve_page("index", "# Index\n")
     script = (
-        "from kinetis_mcp_docs.server.fetcher import HttpPageSource\n"
+        "from kinetis_mcp_docs.server.sources.fetcher import HttpPageSource\n"
         "print(HttpPageSource().fetch('index'), end='')\n"
     )
 

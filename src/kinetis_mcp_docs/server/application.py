@@ -17,7 +17,6 @@ from _thread import allocate_lock  # `threading` costs start-up time; a lock is 
 
 from .. import __version__
 from . import catalogue
-from .doc_tools import doc_toolset
 from .exceptions import (
     DocsError,
     InvalidArguments,
@@ -25,12 +24,13 @@ from .exceptions import (
     RejectedUrl,
     UnknownResource,
 )
+from .tools.doc_tools import doc_toolset
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
-    from .pages import PageSource
     from .site import SitePages
-    from .tools import Toolset
+    from .sources.page_source import PageSource
+    from .tools.base import Toolset
 
 __all__ = [
     "DocsApplication",
@@ -143,7 +143,7 @@ class DocsApplication:
             if self._site is None:
                 # Imported here: the stdio server never needs the search index.
                 from .site import CataloguePages, TreePages  # noqa: PLC0415
-                from .site_tools import site_toolset  # noqa: PLC0415
+                from .tools.site_tools import site_toolset  # noqa: PLC0415
 
                 pages: SitePages = (
                     CataloguePages(self._page_source)
@@ -159,7 +159,7 @@ class DocsApplication:
         return None if slug is None else self._fetch(uri, slug)
 
     def _fetch(self, uri: str, slug: str) -> str:
-        from .pages import PageFetchError  # noqa: PLC0415 - see the module's docstring
+        from .sources.page_source import PageFetchError  # noqa: PLC0415 - see the module's docstring
 
         source = self._page_source()
         try:
@@ -171,7 +171,7 @@ class DocsApplication:
         with self._source_lock:
             if self._source is None:
                 # Imported here: httpx costs more start-up time than everything else.
-                from .fetcher import HttpPageSource  # noqa: PLC0415
+                from .sources.fetcher import HttpPageSource  # noqa: PLC0415
 
                 self._source = HttpPageSource()
             return self._source

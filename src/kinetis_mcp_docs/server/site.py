@@ -34,10 +34,10 @@ from typing import Protocol
 
 from . import catalogue
 from .exceptions import PageUnavailable, RejectedUrl
-from .pages import PageFetchError, PageSource
 from .search_index import Hit, SearchIndex
-from .tree_files import PageFiles, Signature, read_inside, read_page
-from .tree_watch import TreeWatch
+from .sources.page_source import PageFetchError, PageSource
+from .sources.tree_files import PageFiles, Signature, read_inside, read_page
+from .sources.tree_watch import TreeWatch
 
 INDEX_TTL_SECONDS = 60.0
 _FETCH_WORKERS = 8

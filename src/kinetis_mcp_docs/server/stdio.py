@@ -23,7 +23,7 @@ TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the n
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .pages import PageSource
+    from .sources.page_source import PageSource
 
 USAGE = """\
 usage: python -m kinetis_mcp_docs.server [--docs-dir DIR]
@@ -84,7 +84,7 @@ def page_source(docs_dir: str | None) -> PageSource | None:
     """The local source for `docs_dir`; None leaves the application its live origin."""
     if docs_dir is None:
         return None
-    from .localdocs import LocalPageSource  # noqa: PLC0415 - only with --docs-dir
+    from .sources.localdocs import LocalPageSource  # noqa: PLC0415 - only with --docs-dir
 
     return LocalPageSource(docs_dir)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 
-from .pages import MAX_PAGE_BYTES, PageFetchError, describe_size
+from .page_source import MAX_PAGE_BYTES, PageFetchError, describe_size
 
 _CHUNK_BYTES = 64 * 1024
 

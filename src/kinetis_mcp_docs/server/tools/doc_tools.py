@@ -7,16 +7,16 @@ only its code, not an exception.
 
 from __future__ import annotations
 
-from .lines import MAX_LINE_COUNT, read_window, search_lines
-from .protocol.codec import dumps
-from .tools import Integer, Text, Tool, Toolset, check_closed, input_schema, refuse_unknown
+from ..lines import MAX_LINE_COUNT, read_window, search_lines
+from ..protocol.codec import dumps
+from .base import Integer, Text, Tool, Toolset, check_closed, input_schema, refuse_unknown
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import ClassVar
 
-    from .tools import Argument, Arguments, Result
+    from .base import Argument, Arguments, Result
 
     PageReader = Callable[[str], "str | None"]
     """The current text of a catalogue page by URI; None when the URI names no page."""

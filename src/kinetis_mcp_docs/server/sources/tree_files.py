@@ -17,10 +17,10 @@ import errno
 import os
 import stat
 
-from .exceptions import RejectedUrl
+from ..exceptions import RejectedUrl
 from .localdocs import read_open_page
 from .page_paths import TRAVERSAL, page_path
-from .pages import PageFetchError
+from .page_source import PageFetchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ anywhere near either bound.
 
 from __future__ import annotations
 
-from .exceptions import RejectedUrl
+from ..exceptions import RejectedUrl
 
 TRAVERSAL = "Path traversal rejected"
 MALFORMED = "Malformed URL parameter"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import zlib
 
-from .pages import describe_size
+from .page_source import describe_size
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:

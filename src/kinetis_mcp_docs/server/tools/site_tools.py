@@ -13,12 +13,12 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from .page_paths import page_path, page_segments
-from .tools import Argument, Text, Tool, Toolset, input_schema
+from ..sources.page_paths import page_path, page_segments
+from .base import Argument, Text, Tool, Toolset, input_schema
 
 if TYPE_CHECKING:
-    from .site import SitePages
-    from .tools import Arguments, Result
+    from ..site import SitePages
+    from .base import Arguments, Result
 
 SEARCH_DOCS = "search_docs"
 FETCH_PAGE = "fetch_page"
