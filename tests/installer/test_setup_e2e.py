@@ -482,7 +482,7 @@ def test_a_sigkilled_setups_compile_never_leaves_a_stray_environment_behind_late
     finally:
         compiles = _compiles(machine.install)
         for pid in compiles:
-            # The compile is the leader of its group: its workers stop with it.
+            # The compile is the leader of its group: all of it stops.
             frozen.append(os.getpgid(pid))
             os.killpg(os.getpgid(pid), signal.SIGSTOP)
         killed.kill()

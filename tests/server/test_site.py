@@ -122,9 +122,12 @@ def test_a_rebuild_that_fails_is_tried_again_a_ttl_later_not_on_every_search(
         wait_for(lambda: source.fetched > fetched, "the next rebuild", WAIT)
     finally:
         pages.close()
+        for thread in _rebuilds():
+            thread.join(WAIT)
 
 
 def test_closing_does_not_wait_for_a_rebuild_under_way() -> None:
+    earlier = set(_rebuilds())  # another test's rebuild may still be finishing
     source = GatedSource("# T\n\nwords\n")
     clock = Clock()
     pages = CataloguePages(lambda: source, ttl=60.0, clock=clock)
@@ -134,7 +137,7 @@ def test_closing_does_not_wait_for_a_rebuild_under_way() -> None:
     pages.search("words", 5)
     assert source.waiting.wait(WAIT)
     pages.close()  # returns while the rebuild's fetches are still blocked
-    (rebuild,) = _rebuilds()
+    (rebuild,) = set(_rebuilds()) - earlier
     assert rebuild.is_alive()
     source.gate.set()
     rebuild.join(WAIT)

@@ -24,10 +24,14 @@ from kinetis_mcp_docs.installer.environment import hold
 from kinetis_mcp_docs.installer.layout import InstallLayout
 
 
-def _compile_argv(layout: InstallLayout, env: Path, *, workers: int) -> list[str]:
-    # `-j0` is one worker per core.
+def _compile_argv(layout: InstallLayout, env: Path) -> list[str]:
+    # One worker, in the compile's own process. A pool (`-j0`) is a multiprocessing pool,
+    # which on Python 3.12+ keeps a socket directory in the temporary directory that a
+    # stopped compile (a failed verification) leaves behind, and whose socket path can
+    # outgrow the AF_UNIX limit under a long TMPDIR. The compile overlaps the verification,
+    # so the second core bought setup about 0.1 s of 2.7 (`nox -s bench -- --only setup`).
     python = os.fspath(layout.python(env))
-    return [python, "-I", "-m", "compileall", "-q", f"-j{workers}", os.fspath(env / "lib")]
+    return [python, "-I", "-m", "compileall", "-q", "-j1", os.fspath(env / "lib")]
 
 
 def _held(env: Path) -> int:
@@ -48,9 +52,8 @@ class BackgroundCompile:
         self._env = env
         fd = _held(env)
         try:
-            # Every core: the compile is most of setup's critical path.
             self._process: subprocess.Popen[bytes] | None = children.start(
-                _compile_argv(layout, env, workers=0),
+                _compile_argv(layout, env),
                 env=children.scrubbed_environment(),
                 pass_fds=[fd],
             )
@@ -69,7 +72,7 @@ class BackgroundCompile:
         if self._process is None:
             return
         children.stop(self._process)
-        # Its workers die with it, but asynchronously: the hold is free once they have.
+        # It dies asynchronously: the hold is free once it has.
         fd = hold(self._env, wait=True)
         if fd is not None:
             os.close(fd)
@@ -89,7 +92,7 @@ def compile_detached(layout: InstallLayout, env: Path) -> None:
         return
     try:
         children.detach(
-            _compile_argv(layout, env, workers=1),
+            _compile_argv(layout, env),
             env=children.scrubbed_environment(),
             pass_fds=[fd],
         )

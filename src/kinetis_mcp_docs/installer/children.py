@@ -1,10 +1,10 @@
 """Every process the installer starts, under one kill policy: the whole process group.
 
 A child always starts in a session of its own, so it and everything it starts (`pip
---python` starts a second interpreter, `compileall -j0` a pool of workers, a client CLI
-the server it checks) form one process group. Stopping a child kills that whole group with
-SIGKILL and reaps the child: nothing it started is left writing behind us. A child is
-stopped when its time runs out and on any interruption (Ctrl-C included).
+--python` starts a second interpreter, a client CLI the server it checks) form one process
+group. Stopping a child kills that whole group with SIGKILL and reaps the child: nothing
+it started is left writing behind us. A child is stopped when its time runs out and on any
+interruption (Ctrl-C included).
 
 Children never write to our stdout, which may carry protocol frames: their output goes to
 our stderr, to a pipe we read, or nowhere. They run with a umask of at least 022, so what
