@@ -351,7 +351,8 @@ def test_slow_response_headers_fail_at_the_total_deadline_and_free_the_connectio
 
 
 def _fetch_workers() -> list[str]:
-    return [thread.name for thread in threading.enumerate() if thread.name.startswith("kinetis")]
+    # Named for the page fetched: another test's fetch threads, if any linger, are not this one.
+    return [t.name for t in threading.enumerate() if t.name == "kinetis-mcp-docs fetch drip"]
 
 
 def test_a_pooled_connection_dripping_its_head_is_closed_at_the_deadline_and_its_worker_ends(
