@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import nox
@@ -97,7 +98,8 @@ def clients(session: nox.Session) -> None:
     CODEX_HOME, a local wheelhouse and a local documentation origin.
     """
     session.install("-e", ".[test]")
-    prefix = Path(session.create_tmp()) / "clients"
+    # Absolute: the tests run the CLIs from other working directories.
+    prefix = Path(session.create_tmp()).resolve() / "clients"
     session.run(
         "npm",
         "install",
@@ -114,7 +116,12 @@ def clients(session: nox.Session) -> None:
         "tests/installer/test_real_clients.py",
         "tests/server/http/test_real_claude.py",
         *session.posargs,
-        env={"KINETIS_TEST_CLIENTS_BIN": str(prefix / "node_modules" / ".bin")},
+        env={
+            "KINETIS_TEST_CLIENTS_BIN": str(prefix / "node_modules" / ".bin"),
+            # The tests' homes and projects outside this checkout: Claude Code keys a
+            # local-scope registration by the git work tree a directory lies in.
+            "TMPDIR": tempfile.gettempdir(),
+        },
     )
 
 
