@@ -23,7 +23,7 @@ import time
 
 from limits import RateLimitItemPerMinute
 from limits.aio.storage import Storage
-from limits.aio.strategies import MovingWindowRateLimiter
+from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from limits.errors import StorageError
 from limits.storage import storage_from_string
 
@@ -66,7 +66,14 @@ def token_key(token: str) -> str:
 
 
 class RateLimit:
-    """`per_minute` requests per key, in a moving window."""
+    """`per_minute` requests per key, in a sliding window.
+
+    The `limits` library's sliding-window counter: this minute's count plus the previous
+    minute's, weighted by the share of it still inside the last 60 seconds. Two counters a
+    key, whatever the limit. Its moving window kept a timestamp per request of the last
+    minute and inserted each at the front of a list: at a high limit that cost every
+    request 20 to 40 µs, a quarter of the route's whole cost, and memory in proportion.
+    """
 
     def __init__(self, per_minute: int, storage_uri: str) -> None:
         # redis-py's asyncio client: the one Redis client the extra brings.
@@ -76,7 +83,7 @@ class RateLimit:
         # wrap_exceptions: every failure of the storage arrives as one `StorageError`.
         storage = storage_from_string(f"async+{storage_uri}", wrap_exceptions=True, **options)
         assert isinstance(storage, Storage)  # noqa: S101 - an async+ scheme gives an async one
-        self._limiter = MovingWindowRateLimiter(storage)
+        self._limiter = SlidingWindowCounterRateLimiter(storage)
         self._item = RateLimitItemPerMinute(per_minute)
         self._asked_again_at = 0.0  # monotonic; the storage is not asked before then
         self._reported_at = -math.inf
