@@ -174,6 +174,26 @@ def test_a_tree_sees_a_change_on_the_next_search_with_inotify_and_without(
             pages.close()
 
 
+def test_a_change_no_watch_reports_is_seen_once_the_tree_is_due_a_look(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A network filesystem changed from another machine: inotify here reports nothing.
+    monkeypatch.setattr(TreeWatch, "changed", lambda _self: False)
+    root = write_tree(tmp_path / "tree", {"a.md": "# A\nfirst\n"})
+    clock = Clock()
+    pages = TreePages(str(root), clock=clock)
+    try:
+        assert _hits(pages, "first") == ["/a"]
+        (root / "a.md").write_text("# A\nsecond\n", encoding="utf-8")
+        clock.now = site.TREE_LOOK_SECONDS - 1
+        assert _hits(pages, "second") == []  # the watch is trusted until the look is due
+        clock.now = site.TREE_LOOK_SECONDS
+        assert _hits(pages, "second") == ["/a"]
+        assert _hits(pages, "first") == []
+    finally:
+        pages.close()
+
+
 def test_a_file_created_in_a_new_directory_while_it_is_first_walked_is_indexed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,6 +40,9 @@ from .sources.tree_files import PageFiles, Signature, read_inside, read_page
 from .sources.tree_watch import TreeWatch
 
 INDEX_TTL_SECONDS = 60.0
+# inotify reports only this machine's changes: on a network filesystem a file another
+# machine changed is seen by the first search after this long, even with a watch in place.
+TREE_LOOK_SECONDS = 60.0
 _FETCH_WORKERS = 8
 
 
@@ -183,9 +186,11 @@ def catalogue_url(slug: str) -> str:
 class TreePages:
     """Every `*.md` and `*.mdx` file under `root`, read from disk on every call."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, *, clock: Callable[[], float] = time.monotonic) -> None:
         # As given, not resolved: a root that is a symlink is followed where it leads now.
         self.root = os.path.abspath(root)  # noqa: PTH100 - str paths throughout
+        self._clock = clock
+        self._looked_at = -TREE_LOOK_SECONDS  # when the tree was last looked at whole
         self._lock = threading.Lock()  # one refresh at a time; never held over a search
         self._index = SearchIndex()
         self._real_root: str | None = None  # the root as the index was last brought up to
@@ -218,18 +223,21 @@ class TreePages:
         """The index of the tree as it is now: only what changed is read again.
 
         With inotify, a search that finds no event queued (and the root leading where it
-        did) knows the tree is as it was; the queue is emptied before the tree is looked
-        at, so a change made during the look is seen by the next search.
+        did) knows the tree is as it was, for up to `TREE_LOOK_SECONDS`; the queue is
+        emptied before the tree is looked at, so a change made during the look is seen by
+        the next search.
         """
         with self._lock:
             real_root = os.path.realpath(self.root)
             moved = real_root != self._real_root
-            if moved or self._stale or self._watch is None or self._watch.changed():
+            due = self._clock() - self._looked_at >= TREE_LOOK_SECONDS
+            if moved or due or self._stale or self._watch is None or self._watch.changed():
                 self._refresh(real_root)
             return self._index
 
     def _refresh(self, real_root: str) -> None:
         self._stale = True  # until this refresh is done: one that fails is done again
+        self._looked_at = self._clock()
         if self._watch is None and not self._polling:
             try:
                 self._watch = TreeWatch()
