@@ -305,6 +305,14 @@ def other_scope(client: Client, shown: Registration) -> OtherScope | None:
     )
 
 
+def hiding_registration(client: Client, shown: Registration | None) -> OtherScope | None:
+    """`shown` as `other_scope` words it when it is a local-scope registration for the home
+    directory, which hides the user-scope one there; else None."""
+    if shown is None or shown.scope_name != "local":
+        return None
+    return other_scope(client, shown)
+
+
 class ClaudeCode(Client):
     """Claude Code: user scope; it starts a server with the environment it inherited."""
 

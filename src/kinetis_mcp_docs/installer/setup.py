@@ -125,10 +125,10 @@ def existing_registration(
     registration setup adds, whose read-back would then show the other one.
     """
     existing = client.registration(cli)
-    scoped = None if existing is None else registration.other_scope(client, existing)
-    if existing is not None and scoped is not None and existing.scope_name == "local":
+    hiding = registration.hiding_registration(client, existing)
+    if hiding is not None:
         raise InstallerError(
-            f"{scoped.what}. Remove it with {scoped.remove}, then run setup again. Nothing "
+            f"{hiding.what}. Remove it with {hiding.remove}, then run setup again. Nothing "
             "was written."
         )
     return existing

@@ -139,11 +139,11 @@ def _still_runs(client: Client, root: Path, again: str, say: Callable[[str], Non
             f"{kept}: {error.message.rstrip('.')}. Once `{client.check_hint()}` works in this "
             f"shell, run `{again}` again."
         ) from error
-    scoped = None if existing is None else registration.other_scope(client, existing)
-    if existing is not None and scoped is not None and existing.scope_name == "local":
+    hiding = registration.hiding_registration(client, existing)
+    if hiding is not None:
         raise InstallerError(
-            f"{kept}: {scoped.what}, which hides the user-scope one. Remove it with "
-            f"{scoped.remove}, then run `{again}` again."
+            f"{kept}: {hiding.what}, which hides the user-scope one. Remove it with "
+            f"{hiding.remove}, then run `{again}` again."
         )
     if existing is None or not existing.runs_from(root):
         return False
