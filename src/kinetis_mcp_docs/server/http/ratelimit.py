@@ -1,11 +1,7 @@
 """The rate limit: N requests per minute per key, counted by the `limits` library.
 
 In memory, each instance counts on its own; with a `redis://` storage every instance that
-names the same Redis shares one count per key. The key is the bearer token when a valid
-one was presented (so a team behind one address is not one client), else the client's
-address: the first `X-Forwarded-For` entry when the connection comes from a trusted
-proxy, else the peer address. A token that is not valid never becomes a key, so guessing
-tokens is limited per address.
+names the same Redis shares one count per key. `keys` says what a key is.
 
 A storage that cannot be reached fails open: the request is served without the limit, and
 the storage is not asked again for `STORAGE_RETRY_SECONDS`, so an outage costs at most one
@@ -16,7 +12,6 @@ the documentation down with it.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import sys
 import time
@@ -27,42 +22,12 @@ from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from limits.errors import StorageError
 from limits.storage import storage_from_string
 
-from .guard import ip_address
-from .settings import IpNetwork
-
 STORAGE_RETRY_SECONDS = 5.0
 REPORT_EVERY_SECONDS = 60.0
 # Bounds on one Redis connection attempt and one command, unless the URI sets its own
 # (`?socket_timeout=...`): without them an unreachable host holds a request for minutes.
 REDIS_TIMEOUTS = {"socket_connect_timeout": 1.0, "socket_timeout": 1.0}
 _NAMESPACE = "kinetis-docs"
-
-
-def client_address(
-    peer: str | None, forwarded_for: str | None, trusted: tuple[IpNetwork, ...]
-) -> str:
-    """Whom a request is from: the first forwarded address if the peer is a trusted proxy.
-
-    `forwarded_for` is every `X-Forwarded-For` line, joined in order with commas."""
-    if peer is None:
-        return "unknown"
-    if forwarded_for:
-        address = ip_address(peer)
-        if address is not None and any(address in network for network in trusted):
-            first = forwarded_for.split(",", 1)[0].strip()
-            if first:
-                forwarded = ip_address(first)
-                return first if forwarded is None else str(forwarded)
-    # An IPv4 client of a dual-stack socket is the same client as over IPv4. Only that form
-    # is parsed: parsing every peer address costs more than the rest of a small request.
-    if peer.startswith("::ffff:"):
-        return str(ip_address(peer) or peer)
-    return peer
-
-
-def token_key(token: str) -> str:
-    """The key of a valid token: a digest, so the token itself is never stored (in Redis)."""
-    return "token:" + hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 class RateLimit:
