@@ -11,7 +11,10 @@ A double-encoded dot (`%252e`) decodes once, to the literal name `%2e`, which is
 A URL longer than `MAX_URL_CHARACTERS` once decoded, or of more than `MAX_SEGMENTS`
 segments, is `URL too long` before any file is looked at: resolving a path costs time in
 its length times its segments, and no page of a documentation site is named by a path
-anywhere near either bound.
+anywhere near either bound. One longer than `MAX_RAW_CHARACTERS` as sent is `URL too long`
+before it is decoded: decoding costs time in its length too (a `url` of 2 MB took half a
+second), and no URL that long decodes to `MAX_URL_CHARACTERS` or fewer, since a character
+takes at most 12 to write (`%F0%9F%98%80`, four bytes of UTF-8).
 """
 
 from __future__ import annotations
@@ -22,12 +25,17 @@ TRAVERSAL = "Path traversal rejected"
 MALFORMED = "Malformed URL parameter"
 MAX_URL_CHARACTERS = 4096
 MAX_SEGMENTS = 256
+# The longest a URL within MAX_URL_CHARACTERS can be written: each character as four
+# percent-encoded bytes. So this bound refuses no URL that the decoded bound accepts.
+MAX_RAW_CHARACTERS = 12 * MAX_URL_CHARACTERS
 TOO_LONG = f"URL too long: at most {MAX_URL_CHARACTERS} characters and {MAX_SEGMENTS} segments"
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def page_segments(url: str) -> tuple[str, ...]:
     """The segments `url` names; `RejectedUrl` for a traversal, a malformed or a long URL."""
+    if len(url) > MAX_RAW_CHARACTERS:
+        raise RejectedUrl(TOO_LONG)
     decoded = percent_decoded(url).replace("\\", "/")
     if len(decoded) > MAX_URL_CHARACTERS:
         raise RejectedUrl(TOO_LONG)
