@@ -167,6 +167,23 @@ def test_options_with_a_made_up_token_counts_against_the_address(
     assert server.client.options(server.url, headers=valid).status_code == 204
 
 
+def test_an_instance_counting_alone_answers_as_instances_sharing_redis_do(
+    start_http: StartHttp, docs_tree: Path, tmp_path: Path
+) -> None:
+    with running_redis(tmp_path / "redis") as storage:
+        options = ("--docs-dir", str(docs_tree), "--rate-limit", "5")
+        servers = {
+            "memory": start_http(*options),
+            "redis": start_http(*options, "--rate-limit-storage", storage),
+        }
+        answers = {name: [server.rpc("ping") for _ in range(7)] for name, server in servers.items()}
+    for name, responses in answers.items():
+        assert [response.status_code for response in responses] == [200] * 5 + [429] * 2, name
+        # Both windows begin at the key's first request: room again a minute after it.
+        for response in responses[5:]:
+            assert 59 <= int(response.headers["retry-after"]) <= 60, name
+
+
 UNREACHABLE = "kinetis-docs: rate limit: the limit storage is unreachable"
 
 

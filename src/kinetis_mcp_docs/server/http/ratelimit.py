@@ -1,7 +1,10 @@
-"""The rate limit: N requests per minute per key, counted by the `limits` library.
+"""The rate limit: N requests per minute per key, in a sliding window.
 
-In memory, each instance counts on its own; with a `redis://` storage every instance that
-names the same Redis shares one count per key. `keys` says what a key is.
+In memory (`memory://`), each instance counts on its own, in `counter`'s table, whose cost
+and size do not grow with the number of clients. With a `redis://` storage every instance
+that names the same Redis shares one count per key, counted by the `limits` library's
+sliding-window counter; the memory counter does the same arithmetic. `keys` says what a
+key is.
 
 A storage that cannot be reached fails open: the request is served without the limit, and
 the storage is not asked again for `STORAGE_RETRY_SECONDS`, so an outage costs at most one
@@ -22,6 +25,12 @@ from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from limits.errors import StorageError
 from limits.storage import storage_from_string
 
+from .counter import MAX_KEYS, SlidingWindowCounter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 STORAGE_RETRY_SECONDS = 5.0
 REPORT_EVERY_SECONDS = 60.0
 # Bounds on one Redis connection attempt and one command, unless the URI sets its own
@@ -33,28 +42,43 @@ _NAMESPACE = "kinetis-docs"
 class RateLimit:
     """`per_minute` requests per key, in a sliding window.
 
-    The `limits` library's sliding-window counter: this minute's count plus the previous
-    minute's, weighted by the share of it still inside the last 60 seconds. Two counters a
-    key, whatever the limit. Its moving window kept a timestamp per request of the last
-    minute and inserted each at the front of a list: at a high limit that cost every
-    request 20 to 40 µs, a quarter of the route's whole cost, and memory in proportion.
+    This window's count plus the previous one's, weighted by the share of it still inside
+    the last 60 seconds: two counters a key, whatever the limit. A moving window kept a
+    timestamp per request of the last minute and inserted each at the front of a list: at
+    a high limit that cost every request 20 to 40 µs, a quarter of the route's whole cost,
+    and memory in proportion.
+
+    `max_keys` and `clock` are the memory counter's (see `counter`); a shared storage
+    keeps its own keys, each expiring two minutes after its last request.
     """
 
-    def __init__(self, per_minute: int, storage_uri: str) -> None:
-        # redis-py's asyncio client: the one Redis client the extra brings.
-        options: dict[str, str | float] = {}
-        if not storage_uri.startswith("memory"):
-            options = {"implementation": "redispy", **REDIS_TIMEOUTS}
-        # wrap_exceptions: every failure of the storage arrives as one `StorageError`.
-        storage = storage_from_string(f"async+{storage_uri}", wrap_exceptions=True, **options)
+    def __init__(
+        self,
+        per_minute: int,
+        storage_uri: str,
+        *,
+        max_keys: int = MAX_KEYS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._asked_again_at = 0.0  # monotonic; the storage is not asked before then
+        self._reported_at = -math.inf
+        self._memory: SlidingWindowCounter | None = None
+        if storage_uri.startswith("memory"):
+            self._memory = SlidingWindowCounter(per_minute, max_keys=max_keys, clock=clock)
+            return
+        # redis-py's asyncio client: the one Redis client the extra brings; wrap_exceptions:
+        # every failure of the storage arrives as one `StorageError`.
+        storage = storage_from_string(
+            f"async+{storage_uri}", wrap_exceptions=True, implementation="redispy", **REDIS_TIMEOUTS
+        )
         assert isinstance(storage, Storage)  # noqa: S101 - an async+ scheme gives an async one
         self._limiter = SlidingWindowCounterRateLimiter(storage)
         self._item = RateLimitItemPerMinute(per_minute)
-        self._asked_again_at = 0.0  # monotonic; the storage is not asked before then
-        self._reported_at = -math.inf
 
     async def retry_after(self, key: str) -> int:
         """0 when this request is allowed (and counted), else seconds until one will be."""
+        if self._memory is not None:
+            return self._memory.hit(key)
         now = time.monotonic()
         if now < self._asked_again_at:
             return 0
