@@ -10,10 +10,13 @@ import os
 import sys
 from collections.abc import Mapping
 
+from .bounds import ConnectionBounds
 from .guard import ip_address, is_loopback
 from .settings import ALLOWED_HOSTS, Settings, SettingsError
 
 FACTORY = "kinetis_mcp_docs.server.http:create_app"
+# uvicorn's httptools protocol with the bounds it lacks (see `connection`).
+PROTOCOL = "kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol"
 LOOPBACK_HOSTNAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
@@ -34,6 +37,7 @@ def serve(
         os.environ[ALLOWED_HOSTS] = f"{named},{host}" if named else host
     try:
         settings = Settings.from_environ()
+        ConnectionBounds.from_environ()
     except SettingsError as error:
         print(f"kinetis-docs: {error}", file=sys.stderr, flush=True)
         return 2
@@ -52,6 +56,8 @@ def serve(
         host=host,
         port=port,
         workers=workers,
+        http=PROTOCOL,
+        ws="none",  # no WebSocket: an upgrade would hand the connection past the bounds
         # The route reads X-Forwarded-For itself, from trusted proxies only.
         proxy_headers=False,
         server_header=False,

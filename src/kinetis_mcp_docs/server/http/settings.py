@@ -115,8 +115,9 @@ def _token(token: str | None) -> str | None:
     # The token is never echoed: the message says what is wrong with it, not what it is.
     if token is not None and not _utf8(token):
         raise SettingsError("MCP_BEARER_TOKEN is not valid UTF-8; no client could send it")
-    # Only what HTTP trims around a header value: U+00A0 or U+0085 can be sent as UTF-8.
-    if token is not None and token != token.strip(" \t"):
+    # ASCII whitespace only: HTTP trims a space or a tab around a header value, and a line
+    # break cannot be sent at all; U+00A0 or U+0085 can, as UTF-8, and are kept.
+    if token is not None and token != token.strip(" \t\r\n\v\f"):
         raise SettingsError("MCP_BEARER_TOKEN has whitespace around it; no client could send it")
     if token is not None and any(ord(char) < 0x20 or ord(char) == 0x7F for char in token):
         raise SettingsError("MCP_BEARER_TOKEN holds a control character; no client could send it")

@@ -1,0 +1,295 @@
+"""One HTTP/1.1 connection under bounds: uvicorn's httptools protocol, with the limits it lacks.
+
+uvicorn (0.54) with httptools bounds neither the size of a request's headers nor the time
+a client may take to send them or its body, nor the number of connections: a 32 MiB header
+was answered after 2 s of CPU (httptools joins a header's pieces one read at a time,
+quadratically), a connection that never finished its headers was held forever, and one
+client with 1,100 idle sockets made a worker under a 1,024-descriptor limit unreachable.
+This subclass adds, per `bounds`:
+
+- **Head size.** A request head arriving in pieces is kept here until its blank line has
+  arrived, then handed to the parser whole, so the parser sees each head in one piece and
+  its cost is linear. One of more than `MAX_HEAD_BYTES` is `431` at once. The common case,
+  a head that arrives whole in one read, costs one search of that read.
+- **Timeouts.** Idle (waiting for a request's first byte, on a new connection too: uvicorn
+  arms its keep-alive timer only after a response), header (from the first byte to the
+  blank line) and body (from the blank line to the body's end). A head or body cut short
+  is answered `408`. No timer is armed for a request that arrives whole in one read.
+- **Connections.** At most `connection_bound()` per worker. A new connection beyond it
+  closes the connection idle longest (no request in progress: a keep-alive connection, or
+  one still sending its head); if none is idle, the new one is refused with `503`. An
+  attacker's idle sockets are older than a client that connects now, so the client is
+  served while they are shed, and the descriptors never run out.
+
+Every refusal here answers in a small JSON body, then closes as servers close after an
+error: the writing side first, reading and dropping what the client still sends for up to
+`LINGER_SECONDS` (or `LINGER_BYTES`), so that the client reads the answer instead of a
+reset.
+
+Run it with `uvicorn --http kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol`;
+`kinetis-docs serve --http` does.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .bounds import MAX_HEAD_BYTES, ConnectionBounds
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import asyncio
+
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 1024 * 1024
+
+# Where a connection is: waiting for (or reading) a request's head, or reading its body.
+_HEAD = 0
+_BODY = 1
+
+
+def _answer(status: bytes, error: bytes) -> bytes:
+    body = b'{"error":"' + error + b'"}'
+    return (
+        b"HTTP/1.1 " + status + b"\r\ncontent-type: application/json\r\ncache-control: "
+        b"no-store\r\ncontent-length: " + str(len(body)).encode("ascii") + b"\r\n"
+        b"connection: close\r\n\r\n" + body
+    )
+
+
+HEAD_TOO_LARGE = _answer(b"431 Request Header Fields Too Large", b"Request headers too large")
+TIMED_OUT = _answer(b"408 Request Timeout", b"Request timeout")
+TOO_MANY = _answer(b"503 Service Unavailable", b"Too many connections")
+
+
+def _head_end(data: bytes | bytearray, start: int) -> int:
+    """Where the head in `data` ends (just past its blank line), searching from `start`;
+    -1 when it has not ended. A blank line is LF CR LF or LF LF."""
+    crlf = data.find(b"\n\r\n", start)
+    lf = data.find(b"\n\n", start, crlf + 2 if crlf >= 0 else len(data))
+    if lf >= 0:
+        return lf + 2
+    return crlf + 3 if crlf >= 0 else -1
+
+
+@functools.cache
+def connection_bounds() -> ConnectionBounds:
+    """This process's bounds, read from its environment once."""
+    return ConnectionBounds.from_environ()
+
+
+class ConnectionTable:
+    """The connections of one server (one worker): how many count, which are idle."""
+
+    __slots__ = ("bound", "idle", "open")
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self.open = 0
+        # Connections with no request in progress, the one idle longest first.
+        self.idle: OrderedDict[BoundedHttpToolsProtocol, None] = OrderedDict()
+
+    def make_room(self) -> bool:
+        """Close the connection idle longest, if there is one; whether there was."""
+        while self.idle:
+            victim, _ = self.idle.popitem(last=False)
+            victim.uncount()
+            if not victim.transport.is_closing():
+                victim.transport.close()
+                return True
+        return False
+
+
+_TABLES: weakref.WeakKeyDictionary[ServerState, ConnectionTable] = weakref.WeakKeyDictionary()
+
+
+def _table(server_state: ServerState, bounds: ConnectionBounds) -> ConnectionTable:
+    table = _TABLES.get(server_state)
+    if table is None:
+        table = _TABLES[server_state] = ConnectionTable(bounds.connection_bound())
+    return table
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with a bounded head, timeouts and a connection bound."""
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        bounds = connection_bounds()
+        self._bounds = bounds
+        self._table = _table(server_state, bounds)
+        if bounds.idle_timeout is not None:
+            # Seconds, as uvicorn hands them to call_later; its annotation says int.
+            self.timeout_keep_alive = bounds.idle_timeout  # type: ignore[assignment]
+        self._counted = False
+        self._phase = _HEAD
+        # Head bytes not yet given to the parser, after `_fed` bytes it already has (the
+        # end of an earlier read, when a pipelined head began there).
+        self._pending = bytearray()
+        self._fed = 0
+        self._deadline: asyncio.TimerHandle | None = None  # header, body or linger
+        self._discarded = -1  # bytes dropped while lingering; -1: not lingering
+
+    # Connections
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        table = self._table
+        if table.open >= table.bound and not table.make_room():
+            self.transport.write(TOO_MANY)
+            self._linger()
+            return
+        table.open += 1
+        self._counted = True
+        table.idle[self] = None
+        # uvicorn arms its keep-alive timer only after a response: a new connection that
+        # sent nothing was held forever.
+        self.timeout_keep_alive_task = self.loop.call_later(
+            self.timeout_keep_alive, self.timeout_keep_alive_handler
+        )
+
+    def uncount(self) -> None:
+        """This connection no longer counts toward the bound (it is closing)."""
+        if self._counted:
+            self._counted = False
+            self._table.open -= 1
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_deadline()
+        self._table.idle.pop(self, None)
+        self.uncount()
+        super().connection_lost(exc)
+
+    # Reading
+
+    def data_received(self, data: bytes) -> None:
+        if self._phase == _BODY:
+            super().data_received(data)
+            return
+        if self._discarded >= 0:
+            self._discarded += len(data)
+            if self._discarded > LINGER_BYTES:
+                self.transport.close()
+            return
+        self._unset_keepalive_if_required()
+        pending = self._pending
+        if pending:
+            start = max(0, len(pending) - 2)  # a blank line may begin in the last read
+            pending += data
+            end = _head_end(pending, start)
+            size = len(pending) if end < 0 else end
+        else:
+            end = _head_end(data, 0)
+            size = len(data) if end < 0 else end
+        if size > MAX_HEAD_BYTES:
+            self.transport.write(HEAD_TOO_LARGE)
+            self._linger()
+            return
+        if end < 0:
+            if not pending:
+                pending += data
+            if self._deadline is None:
+                self._deadline = self.loop.call_later(
+                    self._bounds.header_timeout, self._head_timed_out
+                )
+            return
+        if pending:
+            data = bytes(pending[self._fed :])
+            self._pending = bytearray()
+            self._fed = 0
+        self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.transport.is_closing():
+            return
+        if self._phase == _BODY:
+            self._deadline = self.loop.call_later(self._bounds.body_timeout, self._body_timed_out)
+        elif self._mid_head:
+            # A pipelined request's head began at the end of this read: the rest of it is
+            # kept until it is whole, as any head is, its blank line looked for from here.
+            self._pending = bytearray(data[-2:])
+            self._fed = len(self._pending)
+            self._deadline = self.loop.call_later(self._bounds.header_timeout, self._head_timed_out)
+
+    _mid_head = False  # a request's head began and has not ended
+
+    # Parser callbacks: where the connection is.
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._mid_head = True
+
+    def on_headers_complete(self) -> None:
+        self._mid_head = False
+        self._phase = _BODY
+        self._cancel_deadline()
+        self._table.idle.pop(self, None)
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._phase = _HEAD
+        self._cancel_deadline()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self._counted and not self.pipeline and not self.transport.is_closing():
+            self._table.idle[self] = None
+
+    # Deadlines
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _head_timed_out(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.transport.write(TIMED_OUT)
+            self._linger()
+
+    def _body_timed_out(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if cycle is None or cycle.response_started:
+            self.transport.close()  # answered already (without reading it all): just close
+            return
+        # The application waits for the rest of the body: it is told the client left (and
+        # lets go of what it buffered), and whatever it answers now is dropped.
+        cycle.disconnected = True
+        cycle.message_event.set()
+        self.transport.write(TIMED_OUT)
+        self._linger()
+
+    def _linger(self) -> None:
+        """Close after an answer: the writing side now, the rest once the client has had
+        time to read the answer, dropping what it still sends meanwhile."""
+        self._cancel_deadline()
+        self._unset_keepalive_if_required()
+        self._table.idle.pop(self, None)
+        self.uncount()
+        self._pending = bytearray()
+        self._phase = _HEAD
+        self._discarded = 0
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.flow.resume_reading()
+        self._deadline = self.loop.call_later(LINGER_SECONDS, self.transport.close)
