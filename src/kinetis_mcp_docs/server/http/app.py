@@ -135,6 +135,8 @@ class McpRoute:
             await _respond(send, 405, _refusal_body("Method not allowed"), [_ALLOW])
             return
         body = await _body(headers, receive)
+        if body is _GONE:
+            return  # the client went away (or took too long) before its body was whole
         if body is None:
             await _respond(send, 413, _refusal_body("Request body too large"))
             return
@@ -169,8 +171,13 @@ class McpRoute:
         return result_reply(call.id, result)
 
 
+# What `_body` returns for a body that never came whole: nothing to answer, nothing to run.
+_GONE = b"<gone>"
+
+
 async def _body(headers: RequestHeaders, receive: Receive) -> bytes | None:
-    """The request body, or None as soon as it is known to pass `MAX_BODY_BYTES`."""
+    """The request body, None as soon as it is known to pass `MAX_BODY_BYTES`, or `_GONE`
+    when the client left before sending all of it."""
     declared = headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > MAX_BODY_BYTES:
         return None
@@ -179,7 +186,7 @@ async def _body(headers: RequestHeaders, receive: Receive) -> bytes | None:
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            break  # the client went away; what came is all there is
+            return _GONE  # a part of a body is no request: the client cannot be answered
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY_BYTES:
