@@ -9,8 +9,11 @@ This subclass adds, per `bounds`:
 
 - **Head size.** A request head arriving in pieces is kept here until its blank line has
   arrived, then handed to the parser whole, so the parser sees each head in one piece and
-  its cost is linear. One of more than `MAX_HEAD_BYTES` is `431` at once. The common case,
-  a head that arrives whole in one read, costs one search of that read.
+  its cost is linear. One of more than `MAX_HEAD_BYTES` is `431` at once. The common
+  case, a head that arrives whole in one read, costs one search of that read.
+- **Reads.** A head or a body sent in crumbs (more than `FREE_READS` reads, averaging
+  under `MIN_PIECE_BYTES` for a head, `MIN_BODY_PIECE_BYTES` for a body) is `400`: each
+  read costs the same, whatever it holds.
 - **Timeouts.** Idle (waiting for a request's first byte, on a new connection too: uvicorn
   arms its keep-alive timer only after a response), header (from the first byte to the
   blank line) and body (from the blank line to the body's end). A head or body cut short
@@ -23,8 +26,8 @@ This subclass adds, per `bounds`:
 
 Every refusal here answers in a small JSON body, then closes as servers close after an
 error: the writing side first, reading and dropping what the client still sends for up to
-`LINGER_SECONDS` (or `LINGER_BYTES`), so that the client reads the answer instead of a
-reset.
+`LINGER_SECONDS` (or `LINGER_BYTES`, or as many reads as a body may take), so that the
+client reads the answer instead of a reset.
 
 Run it with `uvicorn --http kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol`;
 `kinetis-docs serve --http` does.
@@ -50,6 +53,15 @@ if TYPE_CHECKING:
 
 LINGER_SECONDS = 2.0
 LINGER_BYTES = 1024 * 1024
+# Each read costs the same whatever it holds, some 10 µs: a head sent a byte at a time
+# cost 300 ms for the largest admitted, a body 20 s. Beyond its first `FREE_READS`, a head
+# must come in pieces of `MIN_PIECE_BYTES` on average, and a body in pieces of
+# `MIN_BODY_PIECE_BYTES`: a client writing its head a line at a time stays far inside
+# that, as does a body sent one TCP segment at a time, and the costliest admitted head
+# or body costs a small multiple of one sent whole.
+FREE_READS = 32
+MIN_PIECE_BYTES = 128
+MIN_BODY_PIECE_BYTES = 512
 
 # Where a connection is: waiting for (or reading) a request's head, or reading its body.
 _HEAD = 0
@@ -66,6 +78,8 @@ def _answer(status: bytes, error: bytes) -> bytes:
 
 
 HEAD_TOO_LARGE = _answer(b"431 Request Header Fields Too Large", b"Request headers too large")
+HEAD_IN_CRUMBS = _answer(b"400 Bad Request", b"Request headers sent in too many pieces")
+BODY_IN_CRUMBS = _answer(b"400 Bad Request", b"Request body sent in too many pieces")
 TIMED_OUT = _answer(b"408 Request Timeout", b"Request timeout")
 TOO_MANY = _answer(b"503 Service Unavailable", b"Too many connections")
 
@@ -141,6 +155,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         # end of an earlier read, when a pipelined head began there).
         self._pending = bytearray()
         self._fed = 0
+        self._reads = 0  # the reads the pending head came in, or the body so far
+        self._body_bytes = 0
         self._deadline: asyncio.TimerHandle | None = None  # header, body or linger
         self._discarded = -1  # bytes dropped while lingering; -1: not lingering
 
@@ -178,13 +194,22 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         if self._phase == _BODY:
+            self._reads += 1
+            self._body_bytes += len(data)
+            if self._reads > FREE_READS + self._body_bytes // MIN_BODY_PIECE_BYTES:
+                self._refuse_body(BODY_IN_CRUMBS)
+                return
             super().data_received(data)
-            return
-        if self._discarded >= 0:
+        elif self._discarded >= 0:
+            self._reads += 1
             self._discarded += len(data)
-            if self._discarded > LINGER_BYTES:
+            too_many = self._reads > FREE_READS + self._discarded // MIN_BODY_PIECE_BYTES
+            if self._discarded > LINGER_BYTES or too_many:
                 self.transport.close()
-            return
+        else:
+            self._head_received(data)
+
+    def _head_received(self, data: bytes) -> None:
         self._unset_keepalive_if_required()
         pending = self._pending
         if pending:
@@ -199,9 +224,16 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self.transport.write(HEAD_TOO_LARGE)
             self._linger()
             return
+        if pending:
+            self._reads += 1
+            if self._reads > FREE_READS + size // MIN_PIECE_BYTES:
+                self.transport.write(HEAD_IN_CRUMBS)
+                self._linger()
+                return
         if end < 0:
             if not pending:
                 pending += data
+                self._reads = 1
             if self._deadline is None:
                 self._deadline = self.loop.call_later(
                     self._bounds.header_timeout, self._head_timed_out
@@ -211,6 +243,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             data = bytes(pending[self._fed :])
             self._pending = bytearray()
             self._fed = 0
+            self._reads = 0
         self._feed(data)
 
     def _feed(self, data: bytes) -> None:
@@ -218,12 +251,14 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         if self._phase == _BODY:
+            self._reads = self._body_bytes = 0
             self._deadline = self.loop.call_later(self._bounds.body_timeout, self._body_timed_out)
         elif self._mid_head:
             # A pipelined request's head began at the end of this read: the rest of it is
             # kept until it is whole, as any head is, its blank line looked for from here.
             self._pending = bytearray(data[-2:])
             self._fed = len(self._pending)
+            self._reads = 1
             self._deadline = self.loop.call_later(self._bounds.header_timeout, self._head_timed_out)
 
     _mid_head = False  # a request's head began and has not ended
@@ -266,8 +301,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _body_timed_out(self) -> None:
         self._deadline = None
-        if self.transport.is_closing():
-            return
+        if not self.transport.is_closing():
+            self._refuse_body(TIMED_OUT)
+
+    def _refuse_body(self, answer: bytes) -> None:
         cycle = self.cycle
         if cycle is None or cycle.response_started:
             self.transport.close()  # answered already (without reading it all): just close
@@ -276,7 +313,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         # lets go of what it buffered), and whatever it answers now is dropped.
         cycle.disconnected = True
         cycle.message_event.set()
-        self.transport.write(TIMED_OUT)
+        self.transport.write(answer)
         self._linger()
 
     def _linger(self) -> None:
@@ -288,7 +325,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self.uncount()
         self._pending = bytearray()
         self._phase = _HEAD
-        self._discarded = 0
+        self._discarded = self._reads = 0
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.flow.resume_reading()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import TYPE_CHECKING
 
 from ..sources.page_paths import page_path, page_segments
@@ -39,6 +40,9 @@ QUERY_TOO_LONG = (
 _JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
     map(chr, range(0x2000, 0x200B))
 )
+# A run of it, matched by the regular-expression engine in C: `str.strip(chars)` costs
+# four times as much a character, which a `limit` of 2 MB of whitespace makes 40 ms.
+_JS_SPACE_RUN = re.compile(f"[{re.escape(_JS_SPACE)}]*")
 _DIGITS = {16: b"0123456789abcdefABCDEF", 8: b"01234567", 2: b"01"}
 _RADIX = {b"0x": 16, b"0X": 16, b"0o": 8, b"0O": 8, b"0b": 2, b"0B": 2}
 _SIGNS = (b"+", b"-")
@@ -63,12 +67,23 @@ def js_number(value: object) -> int | float | None:
         return None
     # Every numeric literal is ASCII: what is not, beyond the whitespace trimmed, is no
     # number. ASCII text is trimmed as bytes, whose own whitespace is exactly JavaScript's.
-    text = value.encode("ascii").strip() if value.isascii() else value.strip(_JS_SPACE)
-    if isinstance(text, str):
-        if not text.isascii():
-            return None
-        text = text.encode("ascii")
-    return _numeric_literal(text)
+    if value.isascii():
+        return _numeric_literal(value.encode("ascii").strip())
+    core = _js_trimmed(value)
+    return _numeric_literal(core.encode("ascii")) if core.isascii() else None
+
+
+def _js_trimmed(text: str) -> str:
+    """`text` without JavaScript's whitespace at either end."""
+    start = _space_run(text)
+    if start == len(text):
+        return ""
+    return text[start : len(text) - _space_run(text[::-1])]
+
+
+def _space_run(text: str) -> int:
+    found = _JS_SPACE_RUN.match(text)
+    return found.end() if found else 0
 
 
 def _numeric_literal(text: bytes) -> int | float | None:
