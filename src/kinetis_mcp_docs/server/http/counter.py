@@ -53,8 +53,10 @@ class SlidingWindowCounter:
         self._amount = amount
         self._max_keys = max_keys
         self._clock = clock
-        # key -> [end of its current window, this window's count, the previous window's]
-        self._entries: OrderedDict[str, list[float]] = OrderedDict()
+        # key -> (end of its current window, this window's count, the previous window's):
+        # a tuple of a float and two small ints, which the garbage collector stops tracking
+        # and which, at 100,000 keys, takes half the memory of a list of three floats.
+        self._entries: OrderedDict[str, tuple[float, int, int]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -67,19 +69,18 @@ class SlidingWindowCounter:
         entry = entries.get(key)
         if entry is None:
             self._make_room(now)
-            entry = entries[key] = [now + WINDOW_SECONDS, 0.0, 0.0]
+            end, current, previous = now + WINDOW_SECONDS, 0, 0
         else:
             entries.move_to_end(key)
-            end = entry[0]
+            end, current, previous = entry
             if now >= end + WINDOW_SECONDS:  # no request for a whole window: a fresh start
-                entry[0], entry[1], entry[2] = now + WINDOW_SECONDS, 0.0, 0.0
+                end, current, previous = now + WINDOW_SECONDS, 0, 0
             elif now >= end:  # the window turned: this one's count becomes the previous
-                entry[0], entry[1], entry[2] = end + WINDOW_SECONDS, 0.0, entry[1]
-        end, current, previous = entry
+                end, current, previous = end + WINDOW_SECONDS, 0, current
         left = end - now  # of this window; also what of the previous one still counts
-        weighted = math.floor(previous * left / WINDOW_SECONDS) + current
-        if weighted + 1 <= self._amount:
-            entry[1] = current + 1
+        allowed = math.floor(previous * left / WINDOW_SECONDS) + current + 1 <= self._amount
+        entries[key] = (end, current + 1 if allowed else current, previous)
+        if allowed:
             return 0
         # As `limits` estimates it: when the previous window's weight drops by one request,
         # or this window ends, whichever comes first.
