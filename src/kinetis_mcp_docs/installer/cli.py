@@ -276,7 +276,7 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
     type=click.IntRange(min=1),
     default=None,
     metavar="N",
-    help="--http: connections per worker; idle ones are closed first.  [default: 1000]",
+    help="--http: connections per worker; the oldest idle one makes room.  [default: 1000]",
 )
 @click.option(
     "--no-access-log",

@@ -172,7 +172,7 @@ def test_a_body_not_finished_within_the_body_timeout_is_408_and_lets_go_of_it(
 # The connection bound
 
 
-def test_at_the_connection_bound_the_connection_idle_longest_makes_room(
+def test_at_the_connection_bound_the_oldest_idle_connection_makes_room(
     start_http: StartHttp,
 ) -> None:
     bounds = ("--max-connections", "8", "--idle-timeout", "600", "--header-timeout", "600")

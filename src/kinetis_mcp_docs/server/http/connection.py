@@ -19,10 +19,11 @@ This subclass adds, per `bounds`:
   blank line) and body (from the blank line to the body's end). A head or body cut short
   is answered `408`. No timer is armed for a request that arrives whole in one read.
 - **Connections.** At most `connection_bound()` per worker. A new connection beyond it
-  closes the connection idle longest (no request in progress: a keep-alive connection, or
+  closes the oldest idle connection (no request in progress: a keep-alive connection, or
   one still sending its head); if none is idle, the new one is refused with `503`. An
   attacker's idle sockets are older than a client that connects now, so the client is
-  served while they are shed, and the descriptors never run out.
+  served while they are shed, and the descriptors never run out. Only connections are
+  tracked, never requests, so the bound adds nothing to a request's cost.
 
 Every refusal here answers in a small JSON body, then closes as servers close after an
 error: the writing side first, reading and dropping what the client still sends for up to
@@ -63,9 +64,11 @@ FREE_READS = 32
 MIN_PIECE_BYTES = 128
 MIN_BODY_PIECE_BYTES = 512
 
-# Where a connection is: waiting for (or reading) a request's head, or reading its body.
+# Where a connection is: waiting for (or reading) a request's head, reading its body, or
+# closing after a refusal (lingering).
 _HEAD = 0
 _BODY = 1
+_LINGER = 2
 
 
 def _answer(status: bytes, error: bytes) -> bytes:
@@ -101,24 +104,31 @@ def connection_bounds() -> ConnectionBounds:
 
 
 class ConnectionTable:
-    """The connections of one server (one worker): how many count, which are idle."""
+    """The connections of one server (one worker) that count toward its bound, oldest first.
 
-    __slots__ = ("bound", "idle", "open")
+    Only connections come and go here, never requests: a request costs the table nothing,
+    and making room costs a look at the oldest connections until an idle one turns up.
+    """
+
+    __slots__ = ("bound", "connections")
 
     def __init__(self, bound: int) -> None:
         self.bound = bound
-        self.open = 0
-        # Connections with no request in progress, the one idle longest first.
-        self.idle: OrderedDict[BoundedHttpToolsProtocol, None] = OrderedDict()
+        self.connections: OrderedDict[BoundedHttpToolsProtocol, None] = OrderedDict()
 
     def make_room(self) -> bool:
-        """Close the connection idle longest, if there is one; whether there was."""
-        while self.idle:
-            victim, _ = self.idle.popitem(last=False)
-            victim.uncount()
-            if not victim.transport.is_closing():
-                victim.transport.close()
+        """Close the oldest connection with no request in progress; whether there was one.
+
+        A busy connection looked at moves to the back, so the next look starts past it:
+        room is made in time amortised constant, however many connections are busy."""
+        connections = self.connections
+        for _ in range(len(connections)):
+            oldest = next(iter(connections))
+            if oldest.idle:
+                oldest.uncount()
+                oldest.transport.close()
                 return True
+            connections.move_to_end(oldest)
         return False
 
 
@@ -149,7 +159,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if bounds.idle_timeout is not None:
             # Seconds, as uvicorn hands them to call_later; its annotation says int.
             self.timeout_keep_alive = bounds.idle_timeout  # type: ignore[assignment]
-        self._counted = False
         self._phase = _HEAD
         # Head bytes not yet given to the parser, after `_fed` bytes it already has (the
         # end of an earlier read, when a pipelined head began there).
@@ -158,146 +167,142 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._reads = 0  # the reads the pending head came in, or the body so far
         self._body_bytes = 0
         self._deadline: asyncio.TimerHandle | None = None  # header, body or linger
-        self._discarded = -1  # bytes dropped while lingering; -1: not lingering
+        self._discarded = 0  # bytes dropped while lingering
 
     # Connections
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         table = self._table
-        if table.open >= table.bound and not table.make_room():
-            self.transport.write(TOO_MANY)
-            self._linger()
+        if len(table.connections) >= table.bound and not table.make_room():
+            self._refuse(TOO_MANY)
             return
-        table.open += 1
-        self._counted = True
-        table.idle[self] = None
+        table.connections[self] = None
         # uvicorn arms its keep-alive timer only after a response: a new connection that
         # sent nothing was held forever.
         self.timeout_keep_alive_task = self.loop.call_later(
             self.timeout_keep_alive, self.timeout_keep_alive_handler
         )
 
+    @property
+    def idle(self) -> bool:
+        """No request in progress: none yet, or the last one answered."""
+        return self.cycle is None or self.cycle.response_complete
+
     def uncount(self) -> None:
         """This connection no longer counts toward the bound (it is closing)."""
-        if self._counted:
-            self._counted = False
-            self._table.open -= 1
+        self._table.connections.pop(self, None)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel_deadline()
-        self._table.idle.pop(self, None)
+        if self._deadline is not None:
+            self._deadline.cancel()
         self.uncount()
         super().connection_lost(exc)
 
     # Reading
 
     def data_received(self, data: bytes) -> None:
-        if self._phase == _BODY:
+        phase = self._phase
+        if phase == _HEAD and not self._pending:
+            # The common case, a whole head in one read, costs a search of it and no more.
+            crlf = data.find(b"\n\r\n")
+            lf = data.find(b"\n\n", 0, crlf + 2 if crlf >= 0 else len(data))
+            end = lf + 2 if lf >= 0 else (crlf + 3 if crlf >= 0 else -1)
+            if 0 <= end <= MAX_HEAD_BYTES:
+                super().data_received(data)
+                cycle = self.cycle
+                if self._phase == _BODY or cycle is None or self.scope is not cycle.scope:
+                    self._fed_in_part(data)
+            else:
+                self._head_begins(data, end)
+        elif phase == _BODY:
             self._reads += 1
             self._body_bytes += len(data)
             if self._reads > FREE_READS + self._body_bytes // MIN_BODY_PIECE_BYTES:
                 self._refuse_body(BODY_IN_CRUMBS)
                 return
             super().data_received(data)
-        elif self._discarded >= 0:
+            cycle = self.cycle
+            if self._phase == _HEAD and (cycle is None or self.scope is not cycle.scope):
+                self._fed_in_part(data)  # the body ended, and a pipelined head began
+        elif phase == _HEAD:
+            self._head_continues(data)
+        else:  # lingering
             self._reads += 1
             self._discarded += len(data)
             too_many = self._reads > FREE_READS + self._discarded // MIN_BODY_PIECE_BYTES
             if self._discarded > LINGER_BYTES or too_many:
                 self.transport.close()
-        else:
-            self._head_received(data)
 
-    def _head_received(self, data: bytes) -> None:
+    def _head_begins(self, data: bytes, end: int) -> None:
+        """The first read of a head that has not ended in it (or is too large)."""
+        if end >= 0 or len(data) > MAX_HEAD_BYTES:
+            self._refuse(HEAD_TOO_LARGE)
+            return
         self._unset_keepalive_if_required()
-        pending = self._pending
-        if pending:
-            start = max(0, len(pending) - 2)  # a blank line may begin in the last read
-            pending += data
-            end = _head_end(pending, start)
-            size = len(pending) if end < 0 else end
-        else:
-            end = _head_end(data, 0)
-            size = len(data) if end < 0 else end
-        if size > MAX_HEAD_BYTES:
-            self.transport.write(HEAD_TOO_LARGE)
-            self._linger()
-            return
-        if pending:
-            self._reads += 1
-            if self._reads > FREE_READS + size // MIN_PIECE_BYTES:
-                self.transport.write(HEAD_IN_CRUMBS)
-                self._linger()
-                return
-        if end < 0:
-            if not pending:
-                pending += data
-                self._reads = 1
-            if self._deadline is None:
-                self._deadline = self.loop.call_later(
-                    self._bounds.header_timeout, self._head_timed_out
-                )
-            return
-        if pending:
-            data = bytes(pending[self._fed :])
-            self._pending = bytearray()
-            self._fed = 0
-            self._reads = 0
-        self._feed(data)
+        self._pending += data
+        self._reads = 1
+        self._deadline = self.loop.call_later(self._bounds.header_timeout, self._head_timed_out)
 
-    def _feed(self, data: bytes) -> None:
-        super().data_received(data)
+    def _head_continues(self, data: bytes) -> None:
+        pending = self._pending
+        start = max(0, len(pending) - 2)  # a blank line may begin in the last read
+        pending += data
+        self._reads += 1
+        end = _head_end(pending, start)
+        size = len(pending) if end < 0 else end
+        if size > MAX_HEAD_BYTES:
+            self._refuse(HEAD_TOO_LARGE)
+        elif self._reads > FREE_READS + size // MIN_PIECE_BYTES:
+            self._refuse(HEAD_IN_CRUMBS)
+        elif end >= 0:
+            whole = bytes(pending[self._fed :])
+            self._pending = bytearray()
+            self._fed = self._reads = 0
+            super().data_received(whole)
+            cycle = self.cycle
+            if self._phase == _BODY or cycle is None or self.scope is not cycle.scope:
+                self._fed_in_part(whole)
+
+    def _fed_in_part(self, data: bytes) -> None:
+        """After a read that left a request unfinished: its body still to come, or a head
+        begun (pipelined behind another request) and not ended. uvicorn makes a request's
+        scope when it begins and its cycle when its head ends."""
         if self.transport.is_closing():
             return
         if self._phase == _BODY:
             self._reads = self._body_bytes = 0
             self._deadline = self.loop.call_later(self._bounds.body_timeout, self._body_timed_out)
-        elif self._mid_head:
-            # A pipelined request's head began at the end of this read: the rest of it is
-            # kept until it is whole, as any head is, its blank line looked for from here.
+        elif self.scope is not None:
+            # The rest of the head is kept until it is whole, as any head is, its blank
+            # line looked for from the end of this read.
             self._pending = bytearray(data[-2:])
             self._fed = len(self._pending)
             self._reads = 1
             self._deadline = self.loop.call_later(self._bounds.header_timeout, self._head_timed_out)
 
-    _mid_head = False  # a request's head began and has not ended
-
     # Parser callbacks: where the connection is.
 
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self._mid_head = True
-
     def on_headers_complete(self) -> None:
-        self._mid_head = False
         self._phase = _BODY
-        self._cancel_deadline()
-        self._table.idle.pop(self, None)
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
         self._phase = _HEAD
-        self._cancel_deadline()
-        super().on_message_complete()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if self._counted and not self.pipeline and not self.transport.is_closing():
-            self._table.idle[self] = None
-
-    # Deadlines
-
-    def _cancel_deadline(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
+        super().on_message_complete()
+
+    # Deadlines and refusals
 
     def _head_timed_out(self) -> None:
         self._deadline = None
         if not self.transport.is_closing():
-            self.transport.write(TIMED_OUT)
-            self._linger()
+            self._refuse(TIMED_OUT)
 
     def _body_timed_out(self) -> None:
         self._deadline = None
@@ -313,18 +318,21 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         # lets go of what it buffered), and whatever it answers now is dropped.
         cycle.disconnected = True
         cycle.message_event.set()
+        self._refuse(answer)
+
+    def _refuse(self, answer: bytes) -> None:
         self.transport.write(answer)
         self._linger()
 
     def _linger(self) -> None:
         """Close after an answer: the writing side now, the rest once the client has had
         time to read the answer, dropping what it still sends meanwhile."""
-        self._cancel_deadline()
+        if self._deadline is not None:
+            self._deadline.cancel()
         self._unset_keepalive_if_required()
-        self._table.idle.pop(self, None)
         self.uncount()
         self._pending = bytearray()
-        self._phase = _HEAD
+        self._phase = _LINGER
         self._discarded = self._reads = 0
         if self.transport.can_write_eof():
             self.transport.write_eof()
