@@ -8,16 +8,20 @@ import asyncio
 import socket
 from typing import Any
 
+import pytest
 import uvicorn
 from uvicorn.server import ServerState
 
-from kinetis_mcp_docs.server.http.connection import (
-    FREE_READS,
-    BoundedHttpToolsProtocol,
-)
+from kinetis_mcp_docs.server.http.connection import BoundedHttpToolsProtocol
+from kinetis_mcp_docs.server.http.connection_h11 import BoundedH11Protocol
+from kinetis_mcp_docs.server.http.connections import FREE_READS
 from tests.support.http import TIMEOUT, request_head, status_of
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+Bounded = type[BoundedHttpToolsProtocol] | type[BoundedH11Protocol]
+PROTOCOLS = pytest.mark.parametrize(
+    "protocol", [BoundedHttpToolsProtocol, BoundedH11Protocol], ids=["httptools", "h11"]
+)
 
 
 async def _ok(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -28,7 +32,7 @@ async def _ok(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-def _answer_to_reads(reads: list[bytes]) -> bytes:
+def _answer_to_reads(protocol_class: Bounded, reads: list[bytes]) -> bytes:
     """What the protocol answers to a connection whose data arrives in `reads`."""
 
     async def run() -> bytes:
@@ -38,9 +42,9 @@ def _answer_to_reads(reads: list[bytes]) -> bytes:
         theirs.setblocking(False)
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.connect_accepted_socket(
-            lambda: BoundedHttpToolsProtocol(config, ServerState(), {}), ours
+            lambda: protocol_class(config, ServerState(), {}), ours
         )
-        assert isinstance(protocol, BoundedHttpToolsProtocol)
+        assert isinstance(protocol, protocol_class)
         try:
             for read in reads:
                 protocol.data_received(read)
@@ -55,38 +59,45 @@ def _answer_to_reads(reads: list[bytes]) -> bytes:
     return asyncio.run(asyncio.wait_for(run(), TIMEOUT))
 
 
-def test_a_head_sent_a_byte_at_a_time_is_400_once_past_its_free_reads() -> None:
+@PROTOCOLS
+def test_a_head_sent_a_byte_at_a_time_is_400_once_past_its_free_reads(protocol: Bounded) -> None:
     head = request_head(length=len(PING))
-    answer = _answer_to_reads([bytes([byte]) for byte in head])
+    answer = _answer_to_reads(protocol, [bytes([byte]) for byte in head])
     assert status_of(answer) == 400
     assert answer.endswith(b'{"error":"Request headers sent in too many pieces"}')
     assert len(head) > FREE_READS  # the bound was reached before the head was done
 
 
-def test_a_head_written_a_line_at_a_time_is_read() -> None:
+@PROTOCOLS
+def test_a_head_written_a_line_at_a_time_is_read(protocol: Bounded) -> None:
     lines = [f"X-Line-{n}: {'a' * 20}" for n in range(FREE_READS - 4)]
     head = request_head(*lines, length=len(PING))
     reads = [line + b"\r\n" for line in head.split(b"\r\n")[:-2]] + [b"\r\n" + PING]
     assert len(reads) > FREE_READS - 4
-    assert status_of(_answer_to_reads(reads)) == 200
+    assert status_of(_answer_to_reads(protocol, reads)) == 200
 
 
-def test_a_large_head_in_small_pieces_is_read_while_they_average_128_bytes() -> None:
+@PROTOCOLS
+def test_a_large_head_in_small_pieces_is_read_while_they_average_128_bytes(
+    protocol: Bounded,
+) -> None:
     head = request_head("X-Junk: " + "a" * 20_000, length=len(PING))
     pieces = [head[start : start + 130] for start in range(0, len(head), 130)]
     assert len(pieces) > FREE_READS
-    assert status_of(_answer_to_reads([*pieces, PING])) == 200
+    assert status_of(_answer_to_reads(protocol, [*pieces, PING])) == 200
 
 
-def test_a_body_sent_a_byte_at_a_time_is_400_once_past_its_free_reads() -> None:
+@PROTOCOLS
+def test_a_body_sent_a_byte_at_a_time_is_400_once_past_its_free_reads(protocol: Bounded) -> None:
     body = b" " * 1000 + PING
     reads = [request_head(length=len(body)), *[bytes([byte]) for byte in body]]
-    answer = _answer_to_reads(reads)
+    answer = _answer_to_reads(protocol, reads)
     assert status_of(answer) == 400
     assert answer.endswith(b'{"error":"Request body sent in too many pieces"}')
 
 
-def test_a_body_in_pieces_of_one_segment_is_read() -> None:
+@PROTOCOLS
+def test_a_body_in_pieces_of_one_segment_is_read(protocol: Bounded) -> None:
     body = b" " * 200_000 + PING
     pieces = [body[start : start + 1400] for start in range(0, len(body), 1400)]
-    assert status_of(_answer_to_reads([request_head(length=len(body)), *pieces])) == 200
+    assert status_of(_answer_to_reads(protocol, [request_head(length=len(body)), *pieces])) == 200

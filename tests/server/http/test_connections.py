@@ -243,21 +243,54 @@ def test_1100_idle_sockets_under_a_1024_descriptor_limit_leave_the_route_reachab
     assert "Traceback" not in limited_server.output
 
 
-def test_plain_uvicorn_given_the_routes_protocol_holds_the_same_bounds(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("protocol", "too_large"),
+    [
+        ("kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol", 431),
+        # h11 bounds a head itself, linearly, and uvicorn answers 400 past it.
+        ("kinetis_mcp_docs.server.http.connection_h11:BoundedH11Protocol", 400),
+    ],
+    ids=["httptools", "h11"],
+)
+def test_plain_uvicorn_given_a_protocol_of_the_route_holds_the_same_bounds(
+    tmp_path: Path, protocol: str, too_large: int
+) -> None:
     # As the http page tells an operator who runs the factory under uvicorn directly.
     argv = [
         *(sys.executable, "-m", "uvicorn", "--factory", "kinetis_mcp_docs.server.http:create_app"),
-        *("--http", "kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol"),
-        *("--ws", "none", "--port", "0"),
+        *("--http", protocol, "--ws", "none", "--port", "0"),
     ]
-    settings = {"KINETIS_DOCS_PAGES_DIR": str(tmp_path), "KINETIS_DOCS_HEADER_TIMEOUT": "1"}
+    settings = {
+        "KINETIS_DOCS_PAGES_DIR": str(tmp_path),
+        "KINETIS_DOCS_RATE_LIMIT": "1000000",
+        "KINETIS_DOCS_HEADER_TIMEOUT": "1",
+        "KINETIS_DOCS_BODY_TIMEOUT": "1",
+        "KINETIS_DOCS_IDLE_TIMEOUT": "1",
+        "KINETIS_DOCS_MAX_CONNECTIONS": "6",
+    }
     server = HttpServer(argv, {**clean_environ(), **settings})
     try:
         big = _exchange(server, [request_head("X-Junk: " + "a" * 64 * 1024)])
-        assert status_of(big) == 431, big[:200]
+        assert status_of(big) == too_large, big[:200]
         with _connect(server) as connection:
             connection.sendall(request_head()[:-2])
             assert status_of(answer_until_closed(connection)) == 408
-        assert _ping_status(server) == 200
+        with _connect(server) as connection:
+            connection.sendall(request_head(length=1000) + b" " * 10)
+            assert status_of(answer_until_closed(connection)) == 408
+        with _connect(server) as connection:
+            assert answer_until_closed(connection) == b""  # idle: closed, nothing said
+        with _connect(server) as connection:
+            connection.sendall(request_head(length=len(PING) + 1) + b" " + PING[:-1])
+            connection.sendall(PING[-1:])  # a body in two reads, as it may come
+            assert status_of(connection.recv(65536)) == 200
+        idle = [_connect(server) for _ in range(10)]
+        try:
+            assert _ping_status(server) == 200
+            for connection in idle[:5]:  # 11 under a bound of 6: the oldest made room
+                assert answer_until_closed(connection) == b""
+        finally:
+            for connection in idle:
+                connection.close()
     finally:
         server.stop()
