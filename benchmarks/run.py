@@ -20,7 +20,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from benchmarks import contract, figures, hostile
+from benchmarks import contract, figures, hostile, http_hostile
 from benchmarks.figures import Bench, Settings
 from benchmarks.report import Row, X, failed_row, notes, table, write_json
 from benchmarks.stage import PROJECT_ROOT, staged
@@ -41,11 +41,18 @@ TARGETS = {
     "http_search": "≤ 5 ms p50",
     "bombs": f"≤ {hostile.BOMB_BUDGET_MIB:g} MiB",
     "stalled_reader": f"≤ {hostile.STALL_TARGET_SECONDS:g} s",
+    "http_hostile": (
+        f"≤ {http_hostile.SHAPE_TARGET:g}{X} an ordinary request "
+        f"({http_hostile.PIECES_TARGET:g}{X} in pieces)"
+    ),
+    "http_rate_keys": f"≤ {http_hostile.KEYS_TARGET:g}{X} at 10 keys",
 }
 FIGURES = (
     *figures.FIGURES,
     ("bombs", hostile.bombs),
     ("stalled_reader", hostile.stalled_reader),
+    ("http_hostile", http_hostile.hostile_shapes),
+    ("http_rate_keys", http_hostile.rate_limit_keys),
 )
 
 

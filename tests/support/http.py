@@ -209,3 +209,49 @@ def raw_status(
                 break
             answer += chunk
     return int(answer.split(b" ", 2)[1])
+
+
+def request_head(*lines: str, length: int | None = None) -> bytes:
+    """The head of a POST to the route, `lines` as written, `Host: 127.0.0.1` first."""
+    head = [f"POST {ROUTE} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json"]
+    if length is not None:
+        head.append(f"Content-Length: {length}")
+    return ("\r\n".join([*head, *lines]) + "\r\n\r\n").encode("latin-1")
+
+
+def answer_until_closed(connection: socket.socket, timeout: float = TIMEOUT) -> bytes:
+    """Everything the server sends on `connection` until it closes it; fails the test if
+    the server neither closes it nor sends anything more within `timeout` seconds."""
+    connection.settimeout(timeout)
+    answer = b""
+    while True:
+        try:
+            chunk = connection.recv(65536)
+        except ConnectionResetError:
+            return answer
+        except TimeoutError:
+            raise AssertionError(
+                f"the server held the connection {timeout} s without closing it; "
+                f"it had sent {answer[:200]!r}"
+            ) from None
+        if not chunk:
+            return answer
+        answer += chunk
+
+
+def status_of(answer: bytes) -> int:
+    """The status code of a raw HTTP answer (0 when there is none)."""
+    parts = answer.split(b" ", 2)
+    return int(parts[1]) if len(parts) > 1 and parts[0].startswith(b"HTTP/") else 0
+
+
+_LIMITED = (
+    "import os, resource, sys; "
+    "resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[1]), int(sys.argv[1]))); "
+    "os.execv(sys.argv[2], sys.argv[2:])"
+)
+
+
+def with_descriptor_limit(descriptors: int, argv: Sequence[str]) -> list[str]:
+    """`argv`, run with at most `descriptors` open files (`RLIMIT_NOFILE`, soft and hard)."""
+    return [sys.executable, "-c", _LIMITED, str(descriptors), *argv]

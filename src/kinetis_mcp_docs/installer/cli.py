@@ -187,6 +187,13 @@ def uninstall(client: str | None) -> None:
 
 
 _HTTP_ONLY = ("host", "port", "private", "workers", "rate_limit", "rate_limit_storage", "quiet")
+# --http options that become one environment variable each, as the route reads them.
+_HTTP_BOUNDS = {
+    "header_timeout": "KINETIS_DOCS_HEADER_TIMEOUT",
+    "body_timeout": "KINETIS_DOCS_BODY_TIMEOUT",
+    "idle_timeout": "KINETIS_DOCS_IDLE_TIMEOUT",
+    "max_connections": "KINETIS_DOCS_MAX_CONNECTIONS",
+}
 _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 
 
@@ -244,6 +251,34 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
     help="--http: Origin accepted on loopback connections besides loopback origins.",
 )
 @click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="--http: time from a request's first byte to the end of its headers.  [default: 20]",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="--http: time from the end of a request's headers to the end of its body.  [default: 30]",
+)
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="--http: time a connection may wait for a request's first byte.  [default: 5]",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="--http: connections per worker; the oldest idle one makes room.  [default: 1000]",
+)
+@click.option(
     "--no-access-log",
     "quiet",
     is_flag=True,
@@ -261,7 +296,7 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
       directory; with --http, also the address it listens on, and the Redis
       server of a redis:// --rate-limit-storage.
     """
-    given = [name for name in (*_HTTP_ONLY, *_HTTP_LISTS) if options[name]]
+    given = [name for name in (*_HTTP_ONLY, *_HTTP_LISTS, *_HTTP_BOUNDS) if options[name]]
     if not http:
         if given:
             flag = "--" + given[0].replace("_", "-")
@@ -296,6 +331,9 @@ def _http_environ(docs_dir: str | None, options: dict[str, Any]) -> dict[str, st
         environ["KINETIS_DOCS_RATE_LIMIT"] = str(options["rate_limit"])
     if options["rate_limit_storage"]:
         environ["KINETIS_DOCS_RATE_LIMIT_STORAGE"] = options["rate_limit_storage"]
+    for option, variable in _HTTP_BOUNDS.items():
+        if options[option] is not None:
+            environ[variable] = str(options[option])
     for option, variable in (
         ("trusted_proxy", "KINETIS_DOCS_TRUSTED_PROXIES"),
         ("allowed_host", "KINETIS_DOCS_ALLOWED_HOSTS"),

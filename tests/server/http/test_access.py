@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.server.http.conftest import UNLIMITED, StartHttp
-from tests.support.http import HttpServer, raw_status
+from tests.support.http import TIMEOUT, HttpServer, clean_environ, raw_status, serve_http_argv
 
 TOKEN = "s3cret-token-\u00e9"  # non-ASCII on purpose: compared as bytes
 CHALLENGE = 'Bearer realm="kinetis-mcp-docs"'
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 
 
 def _unauthorized(response: httpx.Response, reason: str) -> None:
@@ -48,6 +51,50 @@ def test_a_set_token_is_required_and_a_missing_or_wrong_one_is_401(
     assert _post_with_authorization(token_server, f"bearer  {TOKEN}").status_code == 200
 
 
+@pytest.mark.parametrize(
+    "token",
+    [
+        "team-\u00e0",  # UTF-8 ends in byte A0, which Latin-1 reads as a no-break space
+        "team-\u00c5",  # ... in byte 85, which Latin-1 reads as a next-line character
+        "team-\u0160",  # ... C5 A0
+        "\u00a0team\u0085",  # no-break space and next line themselves: not HTTP's whitespace
+    ],
+)
+def test_a_token_whose_utf8_ends_in_bytes_latin1_calls_whitespace_authenticates(
+    start_http: StartHttp, docs_tree: Path, token: str
+) -> None:
+    server = start_http(
+        "--docs-dir", str(docs_tree), *UNLIMITED, settings={"MCP_BEARER_TOKEN": token}
+    )
+    assert server.rpc("tools/list", token=token).status_code == 200
+    _unauthorized(server.rpc("tools/list", token=token[:-1]), "Invalid bearer token")
+    # HTTP's own whitespace around the value is no part of the token; sent as raw bytes,
+    # since client libraries refuse a header value that ends in whitespace.
+    sent = f"Authorization: Bearer \t{token} \t".encode().decode("latin-1")
+    assert raw_status(server.port, ["Host: 127.0.0.1", sent], PING) == 200
+
+
+def test_a_token_that_is_not_utf8_is_refused_at_start_with_one_line_that_hides_it(
+    tmp_path: Path,
+) -> None:
+    environ = {os.fsencode(name): os.fsencode(value) for name, value in clean_environ().items()}
+    environ[b"MCP_BEARER_TOKEN"] = b"s3cret-\xff\xfe-token"  # os.environ: surrogate escapes
+    started = subprocess.run(
+        serve_http_argv("--docs-dir", str(tmp_path)),
+        env=environ,
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert started.returncode == 2
+    said = started.stderr.decode("utf-8", "replace")
+    assert said.count("\n") == 1, said
+    assert "MCP_BEARER_TOKEN" in said
+    assert "UTF-8" in said
+    assert "s3cret" not in said
+    assert "Traceback" not in said
+
+
 def test_the_token_never_reaches_a_log_line(token_server: HttpServer) -> None:
     token_server.rpc("tools/list", token=TOKEN)
     token_server.rpc("tools/list", token="guessed-wrong")
@@ -79,12 +126,16 @@ def test_private_mode_is_dark_until_enabled_with_a_token(
         server.rpc("tools/list", token=TOKEN).status_code,
         server.client.get(server.url).status_code,
         server.client.options(server.url).status_code,
+        # A foreign name or origin: dark is 404 to these too, or a probe learns it exists.
+        server.rpc("tools/list", None, {"Host": "evil.example"}, token=TOKEN).status_code,
+        server.rpc("tools/list", None, {"Origin": "https://evil.example"}, token=TOKEN).status_code,
+        raw_status(server.port, ["Host: 127.0.0.1", "Host: evil.example"], PING),
     ]
     if open_:
-        assert answers == [200, 401, 204]
+        assert answers == [200, 401, 204, 421, 403, 421]
         _unauthorized(server.rpc("tools/list"), "Missing bearer token")
     else:
-        assert answers == [404, 404, 404]
+        assert answers == [404, 404, 404, 404, 404, 404]
 
 
 def test_public_mode_without_a_token_is_open(tree_server: HttpServer) -> None:
@@ -141,9 +192,6 @@ def test_binding_beyond_loopback_without_a_token_prints_a_warning(
     local = start_http("--docs-dir", str(docs_tree))
     for server in (guarded, local):
         assert "warning" not in server.output
-
-
-PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ import pytest
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS
 from tests.server.http.conftest import TREE, UNLIMITED, StartHttp
 from tests.support.http import HttpServer, tool_text, write_tree
+from tests.support.processes import PROC_AVAILABLE, cpu_seconds
 
 
 def _fetched(server: HttpServer, url: str) -> dict[str, str]:
@@ -218,3 +223,88 @@ def test_a_url_over_4096_characters_once_decoded_or_256_segments_is_32602_at_onc
         }
     else:
         assert response.json()["result"]["isError"] is True  # simply no such page
+
+
+@pytest.fixture
+def zombie() -> Iterator[int]:
+    """A child that has exited and is not yet reaped: its `/proc/PID/exe` is a symlink
+    that cannot be read (ENOENT), as a symlink swapped away between `lstat` and
+    `readlink` cannot."""
+    if not PROC_AVAILABLE:
+        pytest.skip("no /proc here: no symlink that cannot be read")
+    child = subprocess.Popen([sys.executable, "-c", ""])
+    status = Path(f"/proc/{child.pid}/status")
+    # Waiting on the kernel's word, not reaping: `os.waitid` with WNOWAIT leaves it a zombie.
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+    assert "State:\tZ" in status.read_text(encoding="ascii")
+    yield child.pid
+    child.wait()
+
+
+def test_a_symlink_that_cannot_be_read_while_resolving_is_a_traversal_not_an_internal_error(
+    start_http: StartHttp, tmp_path: Path, zombie: int
+) -> None:
+    # `realpath` raised there (EINVAL when a directory on the way was swapped for a symlink
+    # mid-read, ENOENT here): it is answered as the other outcomes of that race are.
+    root = write_tree(tmp_path / "tree", {"index.md": "# Home\n"})
+    (root / "gone").symlink_to(f"/proc/{zombie}/exe")
+    server = start_http("--docs-dir", str(root), *UNLIMITED)
+    for url in ("/gone", "/gone/page"):
+        response = server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": url}})
+        assert response.json()["error"] == {
+            "code": INVALID_PARAMS,
+            "message": "Path traversal rejected",
+        }, url
+    assert "Traceback" not in server.output
+    assert _fetched(server, "/")["content"] == "# Home\n"
+
+
+_HUGE_URLS = ["%61" * 690_000, "%F0%9F%98%80" * 170_000, "a%2F" * 500_000]
+
+
+def _cpu_per_fetch(server: HttpServer, urls: list[str], rounds: int) -> float:
+    calls = urls * rounds
+    before = cpu_seconds(server.process.pid)
+    for url in calls:
+        server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": url}})
+    return (cpu_seconds(server.process.pid) - before) / len(calls)
+
+
+def test_a_url_of_megabytes_is_refused_before_it_is_decoded(tree_server: HttpServer) -> None:
+    for url in _HUGE_URLS:
+        response = tree_server.rpc("tools/call", {"name": "fetch_page", "arguments": {"url": url}})
+        assert response.json()["error"] == {
+            "code": INVALID_PARAMS,
+            "message": "URL too long: at most 4096 characters and 256 segments",
+        }
+    ordinary = _cpu_per_fetch(tree_server, ["/getting-started/introduction"], 50)
+    huge = _cpu_per_fetch(tree_server, _HUGE_URLS, 2)
+    # Each body is 2 MB against 100 bytes: reading and decoding its JSON is a cost of its
+    # own (a few ms), so the margin is wide; decoding the URL itself cost 0.3-0.6 s.
+    assert huge < 40 * ordinary, (huge, ordinary)
+
+
+def test_a_url_at_the_raw_bound_costs_a_small_multiple_of_an_ordinary_fetch(
+    tree_server: HttpServer,
+) -> None:
+    # 49,152 characters to decode: 4,096 once decoded, each written as 12, and others.
+    longest = ["%F0%9F%98%80" * 4096, "%61/" * 4096, "a%2F" * 256 + "%61" * 15_616]
+    _cpu_per_fetch(tree_server, longest, 1)  # warm
+    ordinary = _cpu_per_fetch(tree_server, ["/getting-started/introduction"], 100)
+    worst = _cpu_per_fetch(tree_server, longest, 5)
+    # Decoding it escape by escape in Python cost 11 ms, against 1 ms for the request.
+    assert worst < 5 * ordinary, (worst, ordinary)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "%F0%9F%98%80" * 4096,  # 4,096 characters once decoded, 49,152 sent
+        "/" + "%C3%A9" * 4095,
+    ],
+)
+def test_a_url_at_the_decoded_bound_is_still_read_however_long_its_encoding(
+    tree_server: HttpServer, url: str
+) -> None:
+    result = tree_server.call_tool("fetch_page", {"url": url})
+    assert result["isError"] is True  # no such page: looked for, not refused

@@ -46,10 +46,63 @@ def test_each_forwarded_address_from_a_trusted_proxy_has_its_own_budget(
     start_http: StartHttp, docs_tree: Path
 ) -> None:
     server = start_http("--docs-dir", str(docs_tree))  # loopback proxies are trusted
-    first = {"X-Forwarded-For": "203.0.113.5, 10.0.0.1"}
+    first = {"X-Forwarded-For": "203.0.113.5"}
     _spend(server, LIMIT, first)
     assert _limited(server.rpc("ping", None, first))
     assert server.rpc("ping", None, {"X-Forwarded-For": "203.0.113.6"}).status_code == 200
+
+
+def test_addresses_a_client_wrote_before_the_one_its_proxy_added_are_not_its_key(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    # nginx's $proxy_add_x_forwarded_for, HAProxy's `option forwardfor` and AWS ALB keep
+    # what the client sent and add the address they saw after it.
+    server = start_http("--docs-dir", str(docs_tree))
+    for n in range(LIMIT):
+        made_up = {"X-Forwarded-For": f"198.51.100.{n}, 10.9.{n}.1, 203.0.113.7"}
+        assert server.rpc("ping", None, made_up).status_code == 200
+    assert _limited(server.rpc("ping", None, {"X-Forwarded-For": "192.0.2.1, 203.0.113.7"}))
+    assert server.rpc("ping", None, {"X-Forwarded-For": "203.0.113.8"}).status_code == 200
+
+
+def test_the_key_is_the_rightmost_forwarded_address_that_is_not_a_trusted_proxy(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http(
+        "--docs-dir",
+        str(docs_tree),
+        "--rate-limit",
+        "3",
+        "--trusted-proxy",
+        "127.0.0.1",
+        "--trusted-proxy",
+        "10.0.0.0/8",
+    )
+    for n in range(3):  # two trusted proxies in a row, then the client they saw
+        chain = {"X-Forwarded-For": f"192.0.2.{n}, 203.0.113.9, 10.1.1.1, 10.2.2.2"}
+        assert server.rpc("ping", None, chain).status_code == 200
+    assert _limited(server.rpc("ping", None, {"X-Forwarded-For": "203.0.113.9, 10.3.3.3"}))
+    assert server.rpc("ping", None, {"X-Forwarded-For": "10.1.1.1"}).status_code == 200
+    # Every address a trusted proxy: the client is the first of them.
+    for _ in range(2):
+        assert (
+            server.rpc("ping", None, {"X-Forwarded-For": "10.1.1.1, 10.4.4.4"}).status_code == 200
+        )
+    assert _limited(server.rpc("ping", None, {"X-Forwarded-For": "10.1.1.1"}))
+
+
+def test_an_ipv6_client_is_keyed_by_its_64_and_an_ipv4_mapped_one_by_its_ipv4_address(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), "--rate-limit", "3")
+    for host in (":1", "ffff:ffff:ffff:ffff", ":abcd:0:1"):  # one /64: one host
+        forwarded = {"X-Forwarded-For": f"2001:db8:1:2:{host}"}
+        assert server.rpc("ping", None, forwarded).status_code == 200
+    assert _limited(server.rpc("ping", None, {"X-Forwarded-For": "2001:db8:1:2::9"}))
+    assert server.rpc("ping", None, {"X-Forwarded-For": "2001:db8:1:3::1"}).status_code == 200
+    for spelling in ("198.51.100.4", "::ffff:198.51.100.4", "::FFFF:c633:6404"):
+        assert server.rpc("ping", None, {"X-Forwarded-For": spelling}).status_code == 200
+    assert _limited(server.rpc("ping", None, {"X-Forwarded-For": "198.51.100.4"}))
 
 
 def test_forwarded_addresses_from_an_untrusted_peer_are_ignored(
@@ -86,18 +139,49 @@ def test_two_instances_sharing_redis_share_one_budget_per_key(
         assert alone.rpc("ping").status_code == 200
 
 
-def test_x_forwarded_for_on_two_lines_is_one_list_whose_first_address_is_the_key(
+def test_x_forwarded_for_on_two_lines_is_one_list_in_order(
     start_http: StartHttp, docs_tree: Path
 ) -> None:
     server = start_http("--docs-dir", str(docs_tree), "--rate-limit", "3")
-    lines = [("X-Forwarded-For", "203.0.113.5"), ("X-Forwarded-For", "10.0.0.1, 10.0.0.2")]
+    lines = [("X-Forwarded-For", "10.0.0.1, 10.0.0.2"), ("X-Forwarded-For", "203.0.113.5")]
     for _ in range(3):
         response = server.client.post(
             server.url, content=PING, headers=[("Content-Type", "application/json"), *lines]
         )
         assert response.status_code == 200
     assert _limited(server.rpc("ping", None, {"X-Forwarded-For": "203.0.113.5"}))
-    assert server.rpc("ping", None, {"X-Forwarded-For": "10.0.0.1"}).status_code == 200
+    assert server.rpc("ping", None, {"X-Forwarded-For": "10.0.0.2"}).status_code == 200
+
+
+def test_options_with_a_made_up_token_counts_against_the_address(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), settings={"MCP_BEARER_TOKEN": "team-token"})
+    for n in range(LIMIT):
+        made_up = {"Authorization": f"Bearer made-up-{n}"}
+        assert server.client.options(server.url, headers=made_up).status_code == 204
+    assert _limited(server.client.options(server.url, headers={"Authorization": "Bearer x"}))
+    assert _limited(server.client.options(server.url))
+    # The valid token is its own key, for OPTIONS too.
+    valid = {"Authorization": "Bearer team-token"}
+    assert server.client.options(server.url, headers=valid).status_code == 204
+
+
+def test_an_instance_counting_alone_answers_as_instances_sharing_redis_do(
+    start_http: StartHttp, docs_tree: Path, tmp_path: Path
+) -> None:
+    with running_redis(tmp_path / "redis") as storage:
+        options = ("--docs-dir", str(docs_tree), "--rate-limit", "5")
+        servers = {
+            "memory": start_http(*options),
+            "redis": start_http(*options, "--rate-limit-storage", storage),
+        }
+        answers = {name: [server.rpc("ping") for _ in range(7)] for name, server in servers.items()}
+    for name, responses in answers.items():
+        assert [response.status_code for response in responses] == [200] * 5 + [429] * 2, name
+        # Both windows begin at the key's first request: room again a minute after it.
+        for response in responses[5:]:
+            assert 59 <= int(response.headers["retry-after"]) <= 60, name
 
 
 UNREACHABLE = "kinetis-docs: rate limit: the limit storage is unreachable"

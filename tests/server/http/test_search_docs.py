@@ -13,6 +13,7 @@ import pytest
 from kinetis_mcp_docs.server.protocol.errors import INVALID_PARAMS
 from tests.server.http.conftest import UNLIMITED, StartHttp
 from tests.support.http import HttpServer, clean_environ, serve_http_argv, tool_text, write_tree
+from tests.support.processes import cpu_seconds
 
 
 def _results(server: HttpServer, arguments: dict[str, Any]) -> list[dict[str, str]]:
@@ -74,6 +75,77 @@ def test_the_limit_is_floored_clamped_to_1_20_and_numeric_strings_count_as_javas
 ) -> None:
     arguments: dict[str, Any] = {"query": "common", "limit": limit}
     assert len(_results(many_server, arguments)) == count
+
+
+@pytest.mark.parametrize(
+    ("literal", "count"),
+    [
+        ("1" + "0" * 309, 20),  # 1e309: past every float, once an OverflowError
+        ("-1" + "0" * 309, 1),
+        ("9" * 5000, 20),  # more digits than Python converts
+        ("-" + "9" * 5000, 1),
+        ('"0x' + "f" * 300 + '"', 20),  # a hexadecimal string past every float
+        ('"0b' + "1" * 2000 + '"', 20),
+        ('"' + "1" * 400 + '"', 20),
+    ],
+)
+def test_a_limit_past_every_float_is_clamped_like_any_other_number(
+    many_server: HttpServer, literal: str, count: int
+) -> None:
+    body = (
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_docs",'
+        f'"arguments":{{"query":"common","limit":{literal}}}}}}}'
+    )
+    response = many_server.post(body.encode("ascii"))
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert "isError" not in result, result
+    assert len(json.loads(tool_text(result))["results"]) == count
+
+
+# The audit's shapes, each once minutes of backtracking on a stopped event loop: digits and
+# one character a number cannot hold, in every place the grammar allows digits.
+_HOSTILE_LIMITS = [
+    "1" * 16_000 + "x",
+    "1" * 40_000 + "x",
+    "1." + "1" * 40_000 + "x",
+    "." + "1" * 40_000 + "x",
+    "1" * 20_000 + "." + "1" * 20_000 + "e",
+    "1e" + "1" * 40_000 + "x",
+    "-" + "1" * 40_000 + "e+",
+    " " * 40_000 + "1" * 40_000 + "x",
+    "0x" + "f" * 40_000 + "g",
+    "\u3000" * 20_000 + "7" + "\u00a0" * 20_000,
+]
+
+
+def test_any_limit_string_is_read_in_linear_time_and_answered_as_javascript_reads_it(
+    many_server: HttpServer,
+) -> None:
+    for limit in _HOSTILE_LIMITS:
+        text = json.loads(f'"{limit}"')
+        expected = 7 if text.strip() == "7" else 5
+        assert len(_results(many_server, {"query": "common", "limit": text})) == expected
+
+
+def _cpu_per_search(server: HttpServer, limits: list[object], rounds: int) -> float:
+    calls = [{"query": "common", "limit": limit} for limit in limits] * rounds
+    before = cpu_seconds(server.process.pid)
+    for arguments in calls:
+        server.call_tool("search_docs", arguments)
+    return (cpu_seconds(server.process.pid) - before) / len(calls)
+
+
+def test_the_costliest_limit_strings_cost_a_small_multiple_of_an_ordinary_search(
+    many_server: HttpServer,
+) -> None:
+    limits: list[object] = [json.loads(f'"{limit}"') for limit in _HOSTILE_LIMITS]
+    _cpu_per_search(many_server, ["10", *limits], 1)  # warm: threads, index, caches
+    ordinary = _cpu_per_search(many_server, ["10"], 100)
+    worst = _cpu_per_search(many_server, limits, 3)
+    # Each hostile body is up to 80 KB against an ordinary 120 bytes: reading and decoding
+    # it is a cost of its own, so the margin is wide; a quadratic read costs seconds.
+    assert worst < 10 * ordinary, (worst, ordinary)
 
 
 def test_equal_scores_come_in_url_order(many_server: HttpServer) -> None:

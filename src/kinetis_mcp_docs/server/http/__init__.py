@@ -10,12 +10,15 @@ imports this package. `create_app` is the ASGI factory, configured from the envi
 from __future__ import annotations
 
 from .app import McpRoute
+from .bounds import ConnectionBounds
 from .settings import Settings
 
 
 def create_app() -> McpRoute:
     """The route as an ASGI application, configured from this process's environment."""
-    return McpRoute(Settings.from_environ())
+    settings = Settings.from_environ()
+    ConnectionBounds.from_environ()  # a bound that cannot be used stops the start, here
+    return McpRoute(settings)
 
 
 __all__ = ["McpRoute", "Settings", "create_app"]

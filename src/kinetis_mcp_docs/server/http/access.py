@@ -1,7 +1,11 @@
 """Who may use the route: the bearer token, compared in constant time.
 
 The token is only ever compared, never logged or echoed: a refusal names the reason, not
-what was sent.
+what was sent. It is compared as bytes: the bytes the client sent (header text is read as
+Latin-1, byte for byte, so encoding it back gives them) with the token's UTF-8. Only
+HTTP's own whitespace (space and tab) is trimmed around it: `str.strip()` would also take
+U+0085 and U+00A0, which Latin-1 reads for the bytes 85 and A0 that end the UTF-8 of `à`,
+`Å` or `Š`.
 """
 
 from __future__ import annotations
@@ -15,20 +19,27 @@ WRONG = "Invalid bearer token"
 REPEATED = "More than one Authorization header"
 
 
-def presented_token(authorization: str | None) -> str | None:
-    """The token of an `Authorization: Bearer <token>` header (scheme case-insensitive)."""
+HTTP_WHITESPACE = " \t"
+
+
+def presented_token(authorization: str | None) -> bytes | None:
+    """The token of an `Authorization: Bearer <token>` header (scheme case-insensitive),
+    as the bytes the client sent."""
     if not authorization:
         return None
-    scheme, _, token = authorization.strip().partition(" ")
+    scheme, _, token = authorization.strip(HTTP_WHITESPACE).partition(" ")
     if scheme.lower() != "bearer":
         return None
-    return token.strip() or None
+    return token.strip(HTTP_WHITESPACE).encode("latin-1") or None
 
 
-def refusal(expected: str | None, presented: str | None, *, repeated: bool = False) -> str | None:
+def refusal(
+    expected: bytes | None, presented: bytes | None, *, repeated: bool = False
+) -> str | None:
     """None when access is granted, else why not (`MISSING`, `WRONG` or `REPEATED`).
 
-    `repeated`: the request carried `Authorization` more than once, which names no one token.
+    `expected` is the token's UTF-8; `repeated`: the request carried `Authorization` more
+    than once, which names no one token.
     """
     if expected is None:
         return None
@@ -36,8 +47,6 @@ def refusal(expected: str | None, presented: str | None, *, repeated: bool = Fal
         return REPEATED
     if presented is None:
         return MISSING
-    # Header text is decoded as Latin-1, byte for byte: encoding it back gives the bytes
-    # the client sent, compared with the token's UTF-8 (compare_digest refuses non-ASCII str).
-    if not hmac.compare_digest(presented.encode("latin-1"), expected.encode("utf-8")):
+    if not hmac.compare_digest(presented, expected):
         return WRONG
     return None

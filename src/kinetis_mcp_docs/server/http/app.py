@@ -2,12 +2,14 @@
 
 For every request to the route, in order:
 
-1. the DNS-rebinding guard (421 / 403, on loopback connections only; a `Host` sent twice is
+1. a private route not yet enabled answers 404, whatever the method or the headers: a dark
+   route must not be told from a path that does not exist;
+2. the DNS-rebinding guard (421 / 403, on loopback connections only; a `Host` sent twice is
    421 on any connection);
-2. a private route not yet enabled answers 404, whatever the method;
-3. the rate limit (429 with `Retry-After`), keyed as `ratelimit` says;
+3. the rate limit (429 with `Retry-After`), keyed as `keys` says;
 4. the bearer token, when one is set (401 with `WWW-Authenticate`, also for an
-   `Authorization` sent twice); `OPTIONS` needs none;
+   `Authorization` sent twice); `OPTIONS` needs none, but its token becomes its key only
+   if it is valid;
 5. `OPTIONS` is 204 with `Allow: POST, OPTIONS`; any method but `POST` is 405;
 6. a body over 2 MiB is 413, refused by its `Content-Length` or as soon as the bytes
    received pass the cap, never buffered beyond it; a `Content-Type` other than JSON is 415;
@@ -31,7 +33,8 @@ from ..protocol.framing import MAX_PAYLOAD_BYTES
 from . import access
 from .guard import RebindingGuard
 from .headers import RequestHeaders
-from .ratelimit import RateLimit, client_address, token_key
+from .keys import AddressKeys, token_key
+from .ratelimit import RateLimit
 from .rpc import Call, Reply, error_reply, read_call, result_reply, route_methods
 from .settings import Settings
 
@@ -61,6 +64,10 @@ class McpRoute:
         self._methods = route_methods(self.application)
         self._guard = RebindingGuard(settings.allowed_hosts, settings.allowed_origins)
         self._limit = RateLimit(settings.rate_limit, settings.rate_limit_storage)
+        self._addresses = AddressKeys(settings.trusted_proxies)
+        # What a client must send, as bytes (a token that is not UTF-8 fails here, at start).
+        self._token = None if settings.token is None else settings.token.encode("utf-8")
+        self._token_key = None if self._token is None else token_key(self._token)
         self._threads = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="kinetis-docs call")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -87,6 +94,9 @@ class McpRoute:
         if scope["path"].rstrip("/") != ROUTE:
             await _respond(send, 404, _refusal_body("Not found"))
             return
+        if self.settings.dark:
+            await _respond(send, 404, _refusal_body("Not found"))
+            return
         headers = RequestHeaders(scope["headers"])
         server = scope.get("server")
         status = self._guard.refusal(
@@ -99,34 +109,22 @@ class McpRoute:
             text = b"Invalid Host header" if status == 421 else b"Invalid Origin header"
             await _respond(send, status, text, content_type=b"text/plain; charset=utf-8")
             return
-        settings = self.settings
-        if settings.dark:
-            await _respond(send, 404, _refusal_body("Not found"))
-            return
         method = scope["method"]
         presented = access.presented_token(headers.get("authorization"))
-        denied = (
-            None
-            if method == "OPTIONS"
-            else access.refusal(
-                settings.token, presented, repeated="authorization" in headers.repeated
-            )
+        denied = access.refusal(
+            self._token, presented, repeated="authorization" in headers.repeated
         )
-        if presented is not None and settings.token is not None and denied is None:
-            key = token_key(presented)
+        if presented is not None and denied is None and self._token_key is not None:
+            key = self._token_key  # verified: a made-up token is never a key, nor a fresh budget
         else:
             client = scope.get("client")
-            key = "address:" + client_address(
-                client[0] if client else None,
-                headers.get("x-forwarded-for"),
-                settings.trusted_proxies,
-            )
+            key = self._addresses.key(client[0] if client else None, headers.get("x-forwarded-for"))
         wait = await self._limit.retry_after(key)
         if wait:
             extra = [(b"retry-after", str(wait).encode("ascii"))]
             await _respond(send, 429, _refusal_body("Rate limit exceeded"), extra)
             return
-        if denied is not None:
+        if denied is not None and method != "OPTIONS":
             challenge = [(b"www-authenticate", access.CHALLENGE.encode("ascii"))]
             await _respond(send, 401, _refusal_body(denied), challenge)
             return
@@ -137,6 +135,8 @@ class McpRoute:
             await _respond(send, 405, _refusal_body("Method not allowed"), [_ALLOW])
             return
         body = await _body(headers, receive)
+        if body is _GONE:
+            return  # the client went away (or took too long) before its body was whole
         if body is None:
             await _respond(send, 413, _refusal_body("Request body too large"))
             return
@@ -171,8 +171,13 @@ class McpRoute:
         return result_reply(call.id, result)
 
 
+# What `_body` returns for a body that never came whole: nothing to answer, nothing to run.
+_GONE = b"<gone>"
+
+
 async def _body(headers: RequestHeaders, receive: Receive) -> bytes | None:
-    """The request body, or None as soon as it is known to pass `MAX_BODY_BYTES`."""
+    """The request body, None as soon as it is known to pass `MAX_BODY_BYTES`, or `_GONE`
+    when the client left before sending all of it."""
     declared = headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > MAX_BODY_BYTES:
         return None
@@ -181,7 +186,7 @@ async def _body(headers: RequestHeaders, receive: Receive) -> bytes | None:
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            break  # the client went away; what came is all there is
+            return _GONE  # a part of a body is no request: the client cannot be answered
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY_BYTES:

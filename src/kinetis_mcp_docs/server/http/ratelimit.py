@@ -1,11 +1,10 @@
-"""The rate limit: N requests per minute per key, counted by the `limits` library.
+"""The rate limit: N requests per minute per key, in a sliding window.
 
-In memory, each instance counts on its own; with a `redis://` storage every instance that
-names the same Redis shares one count per key. The key is the bearer token when a valid
-one was presented (so a team behind one address is not one client), else the client's
-address: the first `X-Forwarded-For` entry when the connection comes from a trusted
-proxy, else the peer address. A token that is not valid never becomes a key, so guessing
-tokens is limited per address.
+In memory (`memory://`), each instance counts on its own, in `counter`'s table, whose cost
+and size do not grow with the number of clients. With a `redis://` storage every instance
+that names the same Redis shares one count per key, counted by the `limits` library's
+sliding-window counter; the memory counter does the same arithmetic. `keys` says what a
+key is.
 
 A storage that cannot be reached fails open: the request is served without the limit, and
 the storage is not asked again for `STORAGE_RETRY_SECONDS`, so an outage costs at most one
@@ -16,7 +15,6 @@ the documentation down with it.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import sys
 import time
@@ -27,8 +25,11 @@ from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from limits.errors import StorageError
 from limits.storage import storage_from_string
 
-from .guard import ip_address
-from .settings import IpNetwork
+from .counter import MAX_KEYS, SlidingWindowCounter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 STORAGE_RETRY_SECONDS = 5.0
 REPORT_EVERY_SECONDS = 60.0
@@ -38,58 +39,46 @@ REDIS_TIMEOUTS = {"socket_connect_timeout": 1.0, "socket_timeout": 1.0}
 _NAMESPACE = "kinetis-docs"
 
 
-def client_address(
-    peer: str | None, forwarded_for: str | None, trusted: tuple[IpNetwork, ...]
-) -> str:
-    """Whom a request is from: the first forwarded address if the peer is a trusted proxy.
-
-    `forwarded_for` is every `X-Forwarded-For` line, joined in order with commas."""
-    if peer is None:
-        return "unknown"
-    if forwarded_for:
-        address = ip_address(peer)
-        if address is not None and any(address in network for network in trusted):
-            first = forwarded_for.split(",", 1)[0].strip()
-            if first:
-                forwarded = ip_address(first)
-                return first if forwarded is None else str(forwarded)
-    # An IPv4 client of a dual-stack socket is the same client as over IPv4. Only that form
-    # is parsed: parsing every peer address costs more than the rest of a small request.
-    if peer.startswith("::ffff:"):
-        return str(ip_address(peer) or peer)
-    return peer
-
-
-def token_key(token: str) -> str:
-    """The key of a valid token: a digest, so the token itself is never stored (in Redis)."""
-    return "token:" + hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
 class RateLimit:
     """`per_minute` requests per key, in a sliding window.
 
-    The `limits` library's sliding-window counter: this minute's count plus the previous
-    minute's, weighted by the share of it still inside the last 60 seconds. Two counters a
-    key, whatever the limit. Its moving window kept a timestamp per request of the last
-    minute and inserted each at the front of a list: at a high limit that cost every
-    request 20 to 40 µs, a quarter of the route's whole cost, and memory in proportion.
+    This window's count plus the previous one's, weighted by the share of it still inside
+    the last 60 seconds: two counters a key, whatever the limit. A moving window kept a
+    timestamp per request of the last minute and inserted each at the front of a list: at
+    a high limit that cost every request 20 to 40 µs, a quarter of the route's whole cost,
+    and memory in proportion.
+
+    `max_keys` and `clock` are the memory counter's (see `counter`); a shared storage
+    keeps its own keys, each expiring two minutes after its last request.
     """
 
-    def __init__(self, per_minute: int, storage_uri: str) -> None:
-        # redis-py's asyncio client: the one Redis client the extra brings.
-        options: dict[str, str | float] = {}
-        if not storage_uri.startswith("memory"):
-            options = {"implementation": "redispy", **REDIS_TIMEOUTS}
-        # wrap_exceptions: every failure of the storage arrives as one `StorageError`.
-        storage = storage_from_string(f"async+{storage_uri}", wrap_exceptions=True, **options)
+    def __init__(
+        self,
+        per_minute: int,
+        storage_uri: str,
+        *,
+        max_keys: int = MAX_KEYS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._asked_again_at = 0.0  # monotonic; the storage is not asked before then
+        self._reported_at = -math.inf
+        self._memory: SlidingWindowCounter | None = None
+        if storage_uri.startswith("memory"):
+            self._memory = SlidingWindowCounter(per_minute, max_keys=max_keys, clock=clock)
+            return
+        # redis-py's asyncio client: the one Redis client the extra brings; wrap_exceptions:
+        # every failure of the storage arrives as one `StorageError`.
+        storage = storage_from_string(
+            f"async+{storage_uri}", wrap_exceptions=True, implementation="redispy", **REDIS_TIMEOUTS
+        )
         assert isinstance(storage, Storage)  # noqa: S101 - an async+ scheme gives an async one
         self._limiter = SlidingWindowCounterRateLimiter(storage)
         self._item = RateLimitItemPerMinute(per_minute)
-        self._asked_again_at = 0.0  # monotonic; the storage is not asked before then
-        self._reported_at = -math.inf
 
     async def retry_after(self, key: str) -> int:
         """0 when this request is allowed (and counted), else seconds until one will be."""
+        if self._memory is not None:
+            return self._memory.hit(key)
         now = time.monotonic()
         if now < self._asked_again_at:
             return 0

@@ -6,14 +6,20 @@ separate process when `workers > 1`) builds the same route through the ASGI fact
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from collections.abc import Mapping
 
+from .bounds import ConnectionBounds
 from .guard import ip_address, is_loopback
 from .settings import ALLOWED_HOSTS, Settings, SettingsError
 
 FACTORY = "kinetis_mcp_docs.server.http:create_app"
+# uvicorn's httptools protocol with the bounds it lacks (see `connection`), or its h11 twin
+# where httptools cannot be imported (no wheel for PyPy), as uvicorn itself falls back.
+PROTOCOL = "kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol"
+H11_PROTOCOL = "kinetis_mcp_docs.server.http.connection_h11:BoundedH11Protocol"
 LOOPBACK_HOSTNAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
@@ -34,6 +40,7 @@ def serve(
         os.environ[ALLOWED_HOSTS] = f"{named},{host}" if named else host
     try:
         settings = Settings.from_environ()
+        ConnectionBounds.from_environ()
     except SettingsError as error:
         print(f"kinetis-docs: {error}", file=sys.stderr, flush=True)
         return 2
@@ -52,6 +59,8 @@ def serve(
         host=host,
         port=port,
         workers=workers,
+        http=PROTOCOL if importlib.util.find_spec("httptools") else H11_PROTOCOL,
+        ws="none",  # no WebSocket: an upgrade would hand the connection past the bounds
         # The route reads X-Forwarded-For itself, from trusted proxies only.
         proxy_headers=False,
         server_header=False,

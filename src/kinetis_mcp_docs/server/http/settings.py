@@ -5,8 +5,10 @@ uvicorn, so `uvicorn --factory kinetis_mcp_docs.server.http:create_app` (or guni
 with uvicorn workers) configured by the same variables runs the same route.
 
 - `MCP_BEARER_TOKEN`: the token every request must carry (`Authorization: Bearer ...`).
-  One with whitespace around it, or a control character in it (but a tab), could never be
-  sent in a header: it is refused, not served behind a lock no client can open.
+  One with whitespace around it (a space or a tab, which HTTP trims), a control character
+  in it, or one that is not UTF-8 (the environment holds bytes; Python shows those that
+  are not UTF-8 as surrogate escapes) could never be sent in a header as it is: it is
+  refused, not served behind a lock no client can open.
 - `MCP_ENABLED`: true turns a private route on (it needs a token too).
 - `KINETIS_DOCS_PRIVATE`: true, private mode: dark (404) until enabled. Public otherwise.
 - `KINETIS_DOCS_PAGES_DIR`: a local tree of `*.md`/`*.mdx` to serve instead of the catalogue.
@@ -111,11 +113,23 @@ def _switch(env: Mapping[str, str], name: str) -> bool:
 
 def _token(token: str | None) -> str | None:
     # The token is never echoed: the message says what is wrong with it, not what it is.
-    if token is not None and token != token.strip():
+    if token is not None and not _utf8(token):
+        raise SettingsError("MCP_BEARER_TOKEN is not valid UTF-8; no client could send it")
+    # ASCII whitespace only: HTTP trims a space or a tab around a header value, and a line
+    # break cannot be sent at all; U+00A0 or U+0085 can, as UTF-8, and are kept.
+    if token is not None and token != token.strip(" \t\r\n\v\f"):
         raise SettingsError("MCP_BEARER_TOKEN has whitespace around it; no client could send it")
     if token is not None and any(ord(char) < 0x20 or ord(char) == 0x7F for char in token):
         raise SettingsError("MCP_BEARER_TOKEN holds a control character; no client could send it")
     return token
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def networks(text: str, *, name: str = "trusted proxies") -> tuple[IpNetwork, ...]:

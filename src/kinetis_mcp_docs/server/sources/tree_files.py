@@ -53,7 +53,15 @@ def read_page(root: str, segments: tuple[str, ...]) -> str | None:
     there is none; `RejectedUrl` when a candidate leads out of the tree, `PageFetchError`
     when the page cannot be read."""
     for relative in candidates("/".join(segments)):
-        real = os.path.realpath(os.path.join(root, relative))  # noqa: PTH118 - str paths
+        try:
+            real = os.path.realpath(os.path.join(root, relative))  # noqa: PTH118 - str paths
+        except OSError:
+            # A symlink on the way that `lstat` saw and `readlink` could not read: swapped
+            # for a directory meanwhile (EINVAL), or gone (ENOENT). Python before 3.13
+            # raises that even without `strict`. The race's other outcomes are a
+            # traversal refused or a page served; which this one was is unknown, so it is
+            # refused as the traversal it may have been.
+            raise RejectedUrl(TRAVERSAL) from None
         if not inside(root, real):
             raise RejectedUrl(TRAVERSAL)
         text = read_inside(root, real)

@@ -1,0 +1,278 @@
+"""One HTTP/1.1 connection under bounds: uvicorn's httptools protocol, with the limits it lacks.
+
+uvicorn (0.54) with httptools bounds neither the size of a request's headers nor the time
+a client may take to send them or its body, nor the number of connections: a 32 MiB header
+was answered after 2 s of CPU (httptools joins a header's pieces one read at a time,
+quadratically), a connection that never finished its headers was held forever, and one
+client with 1,100 idle sockets made a worker under a 1,024-descriptor limit unreachable.
+This subclass adds, per `bounds`:
+
+- **Head size.** A request head arriving in pieces is kept here until its blank line has
+  arrived, then handed to the parser whole, so the parser sees each head in one piece and
+  its cost is linear. One of more than `MAX_HEAD_BYTES` is `431` at once. The common
+  case, a head that arrives whole in one read, costs one search of that read.
+- **Reads.** A head or a body sent in crumbs (more than `FREE_READS` reads, averaging
+  under `MIN_PIECE_BYTES` for a head, `MIN_BODY_PIECE_BYTES` for a body) is `400`: each
+  read costs the same, whatever it holds.
+- **Timeouts.** Idle (waiting for a request's first byte, on a new connection too: uvicorn
+  arms its keep-alive timer only after a response), header (from the first byte to the
+  blank line) and body (from the blank line to the body's end). A head or body cut short
+  is answered `408`. No timer is armed for a request that arrives whole in one read.
+- **Connections.** At most `connection_bound()` per worker. A new connection beyond it
+  closes the oldest idle connection (no request in progress: a keep-alive connection, or
+  one still sending its head); if none is idle, the new one is refused with `503`. An
+  attacker's idle sockets are older than a client that connects now, so the client is
+  served while they are shed, and the descriptors never run out. Only connections are
+  tracked, never requests, so the bound adds nothing to a request's cost.
+
+Every refusal here answers in a small JSON body, then closes as servers close after an
+error: the writing side first, reading and dropping what the client still sends for up to
+`LINGER_SECONDS` (or `LINGER_BYTES`, or as many reads as a body may take), so that the
+client reads the answer instead of a reset.
+
+Run it with `uvicorn --http kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol`;
+`kinetis-docs serve --http` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .bounds import MAX_HEAD_BYTES
+from .connections import (
+    BODY_IN_CRUMBS,
+    FREE_READS,
+    HEAD_IN_CRUMBS,
+    HEAD_TOO_LARGE,
+    LINGER_BYTES,
+    LINGER_SECONDS,
+    MIN_BODY_PIECE_BYTES,
+    MIN_PIECE_BYTES,
+    TIMED_OUT,
+    TOO_MANY,
+    connection_bounds,
+    table_for,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import asyncio
+
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+# Where a connection is: waiting for (or reading) a request's head, reading its body, or
+# closing after a refusal (lingering).
+_HEAD = 0
+_BODY = 1
+_LINGER = 2
+
+
+def _head_end(data: bytes | bytearray, start: int) -> int:
+    """Where the head in `data` ends (just past its blank line), searching from `start`;
+    -1 when it has not ended. A blank line is LF CR LF or LF LF."""
+    crlf = data.find(b"\n\r\n", start)
+    lf = data.find(b"\n\n", start, crlf + 2 if crlf >= 0 else len(data))
+    if lf >= 0:
+        return lf + 2
+    return crlf + 3 if crlf >= 0 else -1
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with a bounded head, timeouts and a connection bound."""
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        bounds = connection_bounds()
+        self._bounds = bounds
+        self._table = table_for(server_state, bounds)
+        if bounds.idle_timeout is not None:
+            # Seconds, as uvicorn hands them to call_later; its annotation says int.
+            self.timeout_keep_alive = bounds.idle_timeout  # type: ignore[assignment]
+        self._phase = _HEAD
+        # Head bytes not yet given to the parser, after `_fed` bytes it already has (the
+        # end of an earlier read, when a pipelined head began there).
+        self._pending = bytearray()
+        self._fed = 0
+        self._reads = 0  # the reads the pending head came in, or the body so far
+        self._body_bytes = 0
+        self._deadline: asyncio.TimerHandle | None = None  # header, body or linger
+        self._discarded = 0  # bytes dropped while lingering
+
+    # Connections
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        table = self._table
+        if len(table.connections) >= table.bound and not table.make_room():
+            self._refuse(TOO_MANY)
+            return
+        table.connections[self] = None
+        # uvicorn arms its keep-alive timer only after a response: a new connection that
+        # sent nothing was held forever.
+        self.timeout_keep_alive_task = self.loop.call_later(
+            self.timeout_keep_alive, self.timeout_keep_alive_handler
+        )
+
+    @property
+    def idle(self) -> bool:
+        """No request in progress: none yet, or the last one answered."""
+        return self.cycle is None or self.cycle.response_complete
+
+    def uncount(self) -> None:
+        """This connection no longer counts toward the bound (it is closing)."""
+        self._table.connections.pop(self, None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self.uncount()
+        super().connection_lost(exc)
+
+    # Reading
+
+    def data_received(self, data: bytes) -> None:
+        phase = self._phase
+        if phase == _HEAD and not self._pending:
+            # The common case, a whole head in one read, costs a search of it and no more.
+            crlf = data.find(b"\n\r\n")
+            lf = data.find(b"\n\n", 0, crlf + 2 if crlf >= 0 else len(data))
+            end = lf + 2 if lf >= 0 else (crlf + 3 if crlf >= 0 else -1)
+            if 0 <= end <= MAX_HEAD_BYTES:
+                super().data_received(data)
+                cycle = self.cycle
+                if self._phase == _BODY or cycle is None or self.scope is not cycle.scope:
+                    self._fed_in_part(data)
+            else:
+                self._head_begins(data, end)
+        elif phase == _BODY:
+            self._reads += 1
+            self._body_bytes += len(data)
+            if self._reads > FREE_READS + self._body_bytes // MIN_BODY_PIECE_BYTES:
+                self._refuse_body(BODY_IN_CRUMBS)
+                return
+            super().data_received(data)
+            cycle = self.cycle
+            if self._phase == _HEAD and (cycle is None or self.scope is not cycle.scope):
+                self._fed_in_part(data)  # the body ended, and a pipelined head began
+        elif phase == _HEAD:
+            self._head_continues(data)
+        else:  # lingering
+            self._reads += 1
+            self._discarded += len(data)
+            too_many = self._reads > FREE_READS + self._discarded // MIN_BODY_PIECE_BYTES
+            if self._discarded > LINGER_BYTES or too_many:
+                self.transport.close()
+
+    def _head_begins(self, data: bytes, end: int) -> None:
+        """The first read of a head that has not ended in it (or is too large)."""
+        if end >= 0 or len(data) > MAX_HEAD_BYTES:
+            self._refuse(HEAD_TOO_LARGE)
+            return
+        self._unset_keepalive_if_required()
+        self._pending += data
+        self._reads = 1
+        self._deadline = self.loop.call_later(self._bounds.header_timeout, self._head_timed_out)
+
+    def _head_continues(self, data: bytes) -> None:
+        pending = self._pending
+        start = max(0, len(pending) - 2)  # a blank line may begin in the last read
+        pending += data
+        self._reads += 1
+        end = _head_end(pending, start)
+        size = len(pending) if end < 0 else end
+        if size > MAX_HEAD_BYTES:
+            self._refuse(HEAD_TOO_LARGE)
+        elif self._reads > FREE_READS + size // MIN_PIECE_BYTES:
+            self._refuse(HEAD_IN_CRUMBS)
+        elif end >= 0:
+            whole = bytes(pending[self._fed :])
+            self._pending = bytearray()
+            self._fed = self._reads = 0
+            super().data_received(whole)
+            cycle = self.cycle
+            if self._phase == _BODY or cycle is None or self.scope is not cycle.scope:
+                self._fed_in_part(whole)
+
+    def _fed_in_part(self, data: bytes) -> None:
+        """After a read that left a request unfinished: its body still to come, or a head
+        begun (pipelined behind another request) and not ended. uvicorn makes a request's
+        scope when it begins and its cycle when its head ends."""
+        if self.transport.is_closing():
+            return
+        if self._phase == _BODY:
+            self._reads = self._body_bytes = 0
+            self._deadline = self.loop.call_later(self._bounds.body_timeout, self._body_timed_out)
+        elif self.scope is not None:
+            # The rest of the head is kept until it is whole, as any head is, its blank
+            # line looked for from the end of this read.
+            self._pending = bytearray(data[-2:])
+            self._fed = len(self._pending)
+            self._reads = 1
+            self._deadline = self.loop.call_later(self._bounds.header_timeout, self._head_timed_out)
+
+    # Parser callbacks: where the connection is.
+
+    def on_headers_complete(self) -> None:
+        self._phase = _BODY
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._phase = _HEAD
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        super().on_message_complete()
+
+    # Deadlines and refusals
+
+    def _head_timed_out(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self._refuse(TIMED_OUT)
+
+    def _body_timed_out(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self._refuse_body(TIMED_OUT)
+
+    def _refuse_body(self, answer: bytes) -> None:
+        cycle = self.cycle
+        if cycle is None or cycle.response_started:
+            self.transport.close()  # answered already (without reading it all): just close
+            return
+        # The application waits for the rest of the body: it is told the client left (and
+        # lets go of what it buffered), and whatever it answers now is dropped.
+        cycle.disconnected = True
+        cycle.message_event.set()
+        self._refuse(answer)
+
+    def _refuse(self, answer: bytes) -> None:
+        self.transport.write(answer)
+        self._linger()
+
+    def _linger(self) -> None:
+        """Close after an answer: the writing side now, the rest once the client has had
+        time to read the answer, dropping what it still sends meanwhile."""
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._unset_keepalive_if_required()
+        self.uncount()
+        self._pending = bytearray()
+        self._phase = _LINGER
+        self._discarded = self._reads = 0
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.flow.resume_reading()
+        self._deadline = self.loop.call_later(LINGER_SECONDS, self.transport.close)

@@ -1,0 +1,178 @@
+"""One HTTP/1.1 connection under bounds, read by h11: the twin of `connection` where httptools
+is missing (it has no wheel for PyPy, where uvicorn falls back to h11).
+
+The same bounds as `connection`, with one difference: h11 bounds a request's head itself,
+linearly (it looks for the blank line from where it last looked), and answers one over
+`MAX_HEAD_BYTES` with uvicorn's `400` rather than `431`. Where the connection is, h11 says
+(`their_state`), looked at after each read; a request that arrives whole in one read arms
+no timer.
+
+Run it with `uvicorn --http kinetis_mcp_docs.server.http.connection_h11:BoundedH11Protocol`;
+`kinetis-docs serve --http` does where httptools cannot be imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .bounds import MAX_HEAD_BYTES
+from .connections import (
+    BODY_IN_CRUMBS,
+    FREE_READS,
+    HEAD_IN_CRUMBS,
+    LINGER_BYTES,
+    LINGER_SECONDS,
+    MIN_BODY_PIECE_BYTES,
+    MIN_PIECE_BYTES,
+    TIMED_OUT,
+    TOO_MANY,
+    connection_bounds,
+    table_for,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import asyncio
+
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+# What the one deadline of a connection is for.
+_NONE = 0
+_HEAD = 1
+_BODY = 2
+
+
+class BoundedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, with a bounded head, timeouts and a connection bound."""
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        bounds = connection_bounds()
+        self._bounds = bounds
+        self._table = table_for(server_state, bounds)
+        if bounds.idle_timeout is not None:
+            # Seconds, as uvicorn hands them to call_later; its annotation says int.
+            self.timeout_keep_alive = bounds.idle_timeout  # type: ignore[assignment]
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._kind = _NONE
+        self._reads = 0
+        self._bytes = 0
+        self._lingering = False
+
+    # Connections
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        table = self._table
+        if len(table.connections) >= table.bound and not table.make_room():
+            self._refuse(TOO_MANY)
+            return
+        table.connections[self] = None
+        self.timeout_keep_alive_task = self.loop.call_later(
+            self.timeout_keep_alive, self.timeout_keep_alive_handler
+        )
+
+    @property
+    def idle(self) -> bool:
+        """No request in progress: none yet, or the last one answered."""
+        return self.cycle is None or self.cycle.response_complete
+
+    def uncount(self) -> None:
+        """This connection no longer counts toward the bound (it is closing)."""
+        self._table.connections.pop(self, None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._arm(_NONE)
+        self.uncount()
+        super().connection_lost(exc)
+
+    # Reading
+
+    def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            self._reads += 1
+            self._bytes += len(data)
+            if self._bytes > LINGER_BYTES or self._crumbs(MIN_BODY_PIECE_BYTES):
+                self.transport.close()
+            return
+        if self._kind != _NONE:  # a head or a body under way: its reads are counted
+            self._reads += 1
+            self._bytes += len(data)
+            if self._kind == _HEAD and self._crumbs(MIN_PIECE_BYTES):
+                self._refuse(HEAD_IN_CRUMBS)
+                return
+            if self._kind == _BODY and self._crumbs(MIN_BODY_PIECE_BYTES):
+                self._refuse_body(BODY_IN_CRUMBS)
+                return
+        super().data_received(data)
+        if self.transport.is_closing():
+            return
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            if self._kind != _BODY:
+                self._arm(_BODY)
+        elif state is h11.IDLE and self.conn.trailing_data[0]:
+            if self._kind != _HEAD:
+                self._arm(_HEAD)
+                self._bytes = len(data)
+        elif self._kind != _NONE:
+            self._arm(_NONE)
+
+    def _crumbs(self, piece: int) -> bool:
+        return self._reads > FREE_READS + self._bytes // piece
+
+    # Deadlines and refusals
+
+    def _arm(self, kind: int) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        self._kind = kind
+        self._reads = self._bytes = 0
+        if kind == _HEAD:
+            self._reads = 1
+            self._deadline = self.loop.call_later(self._bounds.header_timeout, self._timed_out)
+        elif kind == _BODY:
+            self._deadline = self.loop.call_later(self._bounds.body_timeout, self._timed_out)
+
+    def _timed_out(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self._kind == _BODY:
+            self._refuse_body(TIMED_OUT)
+        else:
+            self._refuse(TIMED_OUT)
+
+    def _refuse_body(self, answer: bytes) -> None:
+        cycle = self.cycle
+        if cycle is None or cycle.response_started:
+            self.transport.close()  # answered already (without reading it all): just close
+            return
+        cycle.disconnected = True  # what the application answers now is dropped
+        cycle.message_event.set()  # and it hears the client left
+        self._refuse(answer)
+
+    def _refuse(self, answer: bytes) -> None:
+        """Answer, then close as `connection` does: the writing side now, the rest once
+        the client has had time to read the answer."""
+        self.transport.write(answer)
+        self._arm(_NONE)
+        self._unset_keepalive_if_required()
+        self.uncount()
+        self._lingering = True
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.flow.resume_reading()
+        self._deadline = self.loop.call_later(LINGER_SECONDS, self.transport.close)

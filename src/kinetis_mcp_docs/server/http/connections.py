@@ -1,0 +1,110 @@
+"""What every bounded connection of a worker shares, whichever HTTP parser reads it: the
+connection bound, the answers a refusal sends, how many reads a request may take, and how
+long a connection lingers after a refusal. `connection` (httptools) and `connection_h11`
+(h11) are the two protocols that hold these bounds.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections import OrderedDict
+from typing import Protocol
+
+from .bounds import ConnectionBounds
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import asyncio
+
+    from uvicorn.server import ServerState
+
+
+class Bounded(Protocol):
+    """A connection the table can count and close."""
+
+    transport: asyncio.Transport
+
+    @property
+    def idle(self) -> bool:
+        """No request in progress: none yet, or the last one answered."""
+        ...
+
+    def uncount(self) -> None:
+        """The connection no longer counts toward the bound (it is closing)."""
+        ...
+
+
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 1024 * 1024
+# Each read costs the same whatever it holds, some 10 µs: a head sent a byte at a time
+# cost 300 ms for the largest admitted, a body 20 s. Beyond its first `FREE_READS`, a head
+# must come in pieces of `MIN_PIECE_BYTES` on average, and a body in pieces of
+# `MIN_BODY_PIECE_BYTES`: a client writing its head a line at a time stays far inside
+# that, as does a body sent one TCP segment at a time, and the costliest admitted head
+# or body costs a small multiple of one sent whole.
+FREE_READS = 32
+MIN_PIECE_BYTES = 128
+MIN_BODY_PIECE_BYTES = 512
+
+
+def _answer(status: bytes, error: bytes) -> bytes:
+    """A whole HTTP answer that closes the connection, its body `{"error": ...}`."""
+    body = b'{"error":"' + error + b'"}'
+    return (
+        b"HTTP/1.1 " + status + b"\r\ncontent-type: application/json\r\ncache-control: "
+        b"no-store\r\ncontent-length: " + str(len(body)).encode("ascii") + b"\r\n"
+        b"connection: close\r\n\r\n" + body
+    )
+
+
+HEAD_TOO_LARGE = _answer(b"431 Request Header Fields Too Large", b"Request headers too large")
+HEAD_IN_CRUMBS = _answer(b"400 Bad Request", b"Request headers sent in too many pieces")
+BODY_IN_CRUMBS = _answer(b"400 Bad Request", b"Request body sent in too many pieces")
+TIMED_OUT = _answer(b"408 Request Timeout", b"Request timeout")
+TOO_MANY = _answer(b"503 Service Unavailable", b"Too many connections")
+
+
+@functools.cache
+def connection_bounds() -> ConnectionBounds:
+    """This process's bounds, read from its environment once."""
+    return ConnectionBounds.from_environ()
+
+
+class ConnectionTable:
+    """The connections of one server (one worker) that count toward its bound, oldest first.
+
+    Only connections come and go here, never requests: a request costs the table nothing,
+    and making room costs a look at the oldest connections until an idle one turns up.
+    """
+
+    __slots__ = ("bound", "connections")
+
+    def __init__(self, bound: int) -> None:
+        self.bound = bound
+        self.connections: OrderedDict[Bounded, None] = OrderedDict()
+
+    def make_room(self) -> bool:
+        """Close the oldest connection with no request in progress; whether there was one.
+
+        A busy connection looked at moves to the back, so the next look starts past it:
+        room is made in time amortised constant, however many connections are busy."""
+        connections = self.connections
+        for _ in range(len(connections)):
+            oldest = next(iter(connections))
+            if oldest.idle:
+                oldest.uncount()
+                oldest.transport.close()
+                return True
+            connections.move_to_end(oldest)
+        return False
+
+
+_TABLES: weakref.WeakKeyDictionary[ServerState, ConnectionTable] = weakref.WeakKeyDictionary()
+
+
+def table_for(server_state: ServerState, bounds: ConnectionBounds) -> ConnectionTable:
+    table = _TABLES.get(server_state)
+    if table is None:
+        table = _TABLES[server_state] = ConnectionTable(bounds.connection_bound())
+    return table

@@ -1,0 +1,103 @@
+"""How a request head's reads are counted: the route's protocol on a real socket, its reads
+handed to it one by one, since over TCP the kernel joins a client's small writes as it
+likes and no client can make the server read them one at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import pytest
+import uvicorn
+from uvicorn.server import ServerState
+
+from kinetis_mcp_docs.server.http.connection import BoundedHttpToolsProtocol
+from kinetis_mcp_docs.server.http.connection_h11 import BoundedH11Protocol
+from kinetis_mcp_docs.server.http.connections import FREE_READS
+from tests.support.http import TIMEOUT, request_head, status_of
+
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+Bounded = type[BoundedHttpToolsProtocol] | type[BoundedH11Protocol]
+PROTOCOLS = pytest.mark.parametrize(
+    "protocol", [BoundedHttpToolsProtocol, BoundedH11Protocol], ids=["httptools", "h11"]
+)
+
+
+async def _ok(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    assert scope["type"] == "http"
+    while (await receive()).get("more_body"):
+        pass
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+def _answer_to_reads(protocol_class: Bounded, reads: list[bytes]) -> bytes:
+    """What the protocol answers to a connection whose data arrives in `reads`."""
+
+    async def run() -> bytes:
+        config = uvicorn.Config(_ok, log_config=None, lifespan="off")
+        config.load()
+        ours, theirs = socket.socketpair()
+        theirs.setblocking(False)
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.connect_accepted_socket(
+            lambda: protocol_class(config, ServerState(), {}), ours
+        )
+        assert isinstance(protocol, protocol_class)
+        try:
+            for read in reads:
+                protocol.data_received(read)
+            answer = b""
+            while b"\r\n\r\n" not in answer:  # each answer here is written at once
+                answer += await loop.sock_recv(theirs, 65536)
+            return answer
+        finally:
+            transport.close()
+            theirs.close()
+
+    return asyncio.run(asyncio.wait_for(run(), TIMEOUT))
+
+
+@PROTOCOLS
+def test_a_head_sent_a_byte_at_a_time_is_400_once_past_its_free_reads(protocol: Bounded) -> None:
+    head = request_head(length=len(PING))
+    answer = _answer_to_reads(protocol, [bytes([byte]) for byte in head])
+    assert status_of(answer) == 400
+    assert answer.endswith(b'{"error":"Request headers sent in too many pieces"}')
+    assert len(head) > FREE_READS  # the bound was reached before the head was done
+
+
+@PROTOCOLS
+def test_a_head_written_a_line_at_a_time_is_read(protocol: Bounded) -> None:
+    lines = [f"X-Line-{n}: {'a' * 20}" for n in range(FREE_READS - 4)]
+    head = request_head(*lines, length=len(PING))
+    reads = [line + b"\r\n" for line in head.split(b"\r\n")[:-2]] + [b"\r\n" + PING]
+    assert len(reads) > FREE_READS - 4
+    assert status_of(_answer_to_reads(protocol, reads)) == 200
+
+
+@PROTOCOLS
+def test_a_large_head_in_small_pieces_is_read_while_they_average_128_bytes(
+    protocol: Bounded,
+) -> None:
+    head = request_head("X-Junk: " + "a" * 20_000, length=len(PING))
+    pieces = [head[start : start + 130] for start in range(0, len(head), 130)]
+    assert len(pieces) > FREE_READS
+    assert status_of(_answer_to_reads(protocol, [*pieces, PING])) == 200
+
+
+@PROTOCOLS
+def test_a_body_sent_a_byte_at_a_time_is_400_once_past_its_free_reads(protocol: Bounded) -> None:
+    body = b" " * 1000 + PING
+    reads = [request_head(length=len(body)), *[bytes([byte]) for byte in body]]
+    answer = _answer_to_reads(protocol, reads)
+    assert status_of(answer) == 400
+    assert answer.endswith(b'{"error":"Request body sent in too many pieces"}')
+
+
+@PROTOCOLS
+def test_a_body_in_pieces_of_one_segment_is_read(protocol: Bounded) -> None:
+    body = b" " * 200_000 + PING
+    pieces = [body[start : start + 1400] for start in range(0, len(body), 1400)]
+    assert status_of(_answer_to_reads(protocol, [request_head(length=len(body)), *pieces])) == 200

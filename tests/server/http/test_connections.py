@@ -1,0 +1,296 @@
+"""What a connection may cost: the size of a request's head, the time it may take to send its
+head and its body or to sit idle, and how many connections there may be, end to end over
+real sockets to a real `kinetis-docs serve --http`.
+
+Each deadline a test waits out is set short through its option, and every wait is bounded
+by the harness's timeout: a connection the server never closes fails the test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.server.http.conftest import UNLIMITED, StartHttp
+from tests.support.http import (
+    TIMEOUT,
+    HttpServer,
+    answer_until_closed,
+    clean_environ,
+    request_head,
+    serve_http_argv,
+    status_of,
+    with_descriptor_limit,
+)
+from tests.support.processes import cpu_seconds
+
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+
+
+def _connect(server: HttpServer) -> socket.socket:
+    connection = socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT)
+    connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return connection
+
+
+def _send_in_background(connection: socket.socket, pieces: list[bytes]) -> threading.Thread:
+    """Send `pieces` one write each, on a thread: the server may answer, and close, before
+    they are all sent, which is then no error of the test's."""
+
+    def send() -> None:
+        with contextlib.suppress(OSError):
+            for piece in pieces:
+                connection.sendall(piece)
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    return sender
+
+
+def _exchange(server: HttpServer, pieces: list[bytes]) -> bytes:
+    with _connect(server) as connection:
+        sender = _send_in_background(connection, pieces)
+        answer = answer_until_closed(connection)
+        sender.join(TIMEOUT)
+    return answer
+
+
+def _json_error(answer: bytes) -> str:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert b"connection: close" in head.lower(), answer
+    error = json.loads(body)["error"]
+    assert isinstance(error, str)
+    return error
+
+
+def _ping_status(server: HttpServer) -> int:
+    return server.rpc("ping").status_code
+
+
+# Head size
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        [request_head("X-Junk: " + "a" * 256 * 1024, length=len(PING)) + PING],
+        [request_head(*[f"X-Junk-{n}: {'a' * 100}" for n in range(400)])],
+        # The audit's shape: one header in many writes, which the parser once joined one
+        # piece at a time, quadratically.
+        [request_head("X-Junk: a")[:-4], *[b"a" * 1024] * 64],
+    ],
+    ids=["one large header", "many headers", "in small pieces"],
+)
+def test_a_request_head_over_32_kib_is_431_and_the_next_request_is_answered(
+    tree_server: HttpServer, pieces: list[bytes]
+) -> None:
+    answer = _exchange(tree_server, pieces)
+    assert status_of(answer) == 431, answer[:200]
+    assert _json_error(answer) == "Request headers too large"
+    assert _ping_status(tree_server) == 200
+
+
+def test_a_request_head_under_32_kib_is_served(tree_server: HttpServer) -> None:
+    head = request_head("X-Junk: " + "a" * 30 * 1024, "Connection: close", length=len(PING))
+    pieces = [head[:100], head[100:20_000], head[20_000:] + PING]
+    assert status_of(_exchange(tree_server, pieces)) == 200
+
+
+def _cpu_per_exchange(server: HttpServer, pieces: list[bytes], count: int) -> float:
+    before = cpu_seconds(server.process.pid)
+    for _ in range(count):
+        _exchange(server, pieces)
+    return (cpu_seconds(server.process.pid) - before) / count
+
+
+def test_a_head_of_megabytes_costs_a_small_multiple_of_an_ordinary_request(
+    tree_server: HttpServer,
+) -> None:
+    ordinary = [request_head("Connection: close", length=len(PING)) + PING]
+    # Once answered 200 after CPU quadratic in its size: 2 s for 32 MiB, 8.6 s for 64 MiB.
+    huge = [request_head("X-Junk: a")[:-4], *[b"a" * 16 * 1024] * 256]  # 4 MiB, in pieces
+    _cpu_per_exchange(tree_server, ordinary, 5)  # warm
+    ordinary_cpu = _cpu_per_exchange(tree_server, ordinary, 50)
+    huge_cpu = _cpu_per_exchange(tree_server, huge, 5)
+    assert huge_cpu < 20 * ordinary_cpu, (huge_cpu, ordinary_cpu)
+
+
+# Timeouts
+
+
+def test_a_head_not_finished_within_the_header_timeout_is_408(start_http: StartHttp) -> None:
+    server = start_http("--header-timeout", "1", "--idle-timeout", "600", *UNLIMITED)
+    with _connect(server) as connection:
+        connection.sendall(request_head(length=len(PING))[:-2])  # all but the blank line
+        answer = answer_until_closed(connection)
+    assert status_of(answer) == 408, answer
+    assert _json_error(answer) == "Request timeout"
+    assert _ping_status(server) == 200
+
+
+def test_a_connection_that_sends_nothing_is_closed_after_the_idle_timeout(
+    start_http: StartHttp,
+) -> None:
+    server = start_http("--idle-timeout", "1", "--header-timeout", "600", *UNLIMITED)
+    with _connect(server) as fresh:
+        assert answer_until_closed(fresh) == b""  # closed, nothing said: no request to answer
+    with _connect(server) as kept:
+        kept.sendall(request_head(length=len(PING)) + PING)  # keep-alive: HTTP/1.1's default
+        answer = answer_until_closed(kept)
+    assert status_of(answer) == 200
+    assert answer.endswith(b'"result":{}}')
+
+
+def test_a_body_not_finished_within_the_body_timeout_is_408_and_lets_go_of_it(
+    start_http: StartHttp,
+) -> None:
+    server = start_http("--body-timeout", "1", "--header-timeout", "600", *UNLIMITED)
+    uploads = []
+    try:
+        for _ in range(20):  # stalled uploads of 2 MiB but a byte, each buffered whole
+            upload = _connect(server)
+            uploads.append(upload)
+            upload.sendall(request_head(length=2 * 1024 * 1024) + b" " * (2 * 1024 * 1024 - 1))
+        for upload in uploads:
+            answer = answer_until_closed(upload)
+            assert status_of(answer) == 408, answer[:200]
+            assert _json_error(answer) == "Request timeout"
+    finally:
+        for upload in uploads:
+            upload.close()
+    assert _ping_status(server) == 200
+    assert "Traceback" not in server.output
+
+
+# The connection bound
+
+
+def test_at_the_connection_bound_the_oldest_idle_connection_makes_room(
+    start_http: StartHttp,
+) -> None:
+    bounds = ("--max-connections", "8", "--idle-timeout", "600", "--header-timeout", "600")
+    server = start_http(*bounds, *UNLIMITED)
+    idle = [_connect(server) for _ in range(20)]
+    try:
+        idle[-1].sendall(b"P")  # the newest has begun a head: still idle, and kept
+        assert _ping_status(server) == 200
+        # 21 connections under a bound of 8: the 13 oldest were closed to make room.
+        for connection in idle[:13]:
+            assert answer_until_closed(connection) == b""
+        idle[-1].sendall(request_head(length=len(PING))[1:] + PING)
+        idle[-1].settimeout(TIMEOUT)
+        assert status_of(idle[-1].recv(65536)) == 200
+    finally:
+        for connection in idle:
+            connection.close()
+
+
+def test_at_the_connection_bound_with_every_connection_busy_a_new_one_is_503(
+    start_http: StartHttp,
+) -> None:
+    server = start_http("--max-connections", "3", "--body-timeout", "600", *UNLIMITED)
+    ping = [request_head("Connection: close", length=len(PING)) + PING]
+    busy = [_connect(server) for _ in range(3)]
+    try:
+        for connection in busy:  # each in the middle of its request's body
+            connection.sendall(request_head("Expect: 100-continue", length=1000))
+            # The route asks for the body once it reads it: the request is under way.
+            assert connection.recv(65536).startswith(b"HTTP/1.1 100 Continue"), connection
+            connection.sendall(b" " * 10)
+        answer = _exchange(server, ping)
+        assert status_of(answer) == 503, answer
+        assert _json_error(answer) == "Too many connections"
+        busy.pop().close()
+        # Room is made once the server has seen that close; until then the answer is 503.
+        for _ in range(1000):
+            if status_of(answer := _exchange(server, ping)) != 503:
+                break
+        assert status_of(answer) == 200, answer
+    finally:
+        for connection in busy:
+            connection.close()
+
+
+@pytest.fixture
+def limited_server(tmp_path: Path) -> Iterator[HttpServer]:
+    """A route run with at most 1,024 descriptors, whose idle and header timeouts are too
+    long to help: only the connection bound can."""
+    argv = serve_http_argv(
+        "--docs-dir", str(tmp_path), "--idle-timeout", "600", "--header-timeout", "600"
+    )
+    server = HttpServer(with_descriptor_limit(1024, [*argv, *UNLIMITED]), clean_environ())
+    yield server
+    server.stop()
+
+
+def test_1100_idle_sockets_under_a_1024_descriptor_limit_leave_the_route_reachable(
+    limited_server: HttpServer,
+) -> None:
+    idle: list[socket.socket] = []
+    try:
+        idle.extend(_connect(limited_server) for _ in range(1100))
+        assert _ping_status(limited_server) == 200
+    finally:
+        for connection in idle:
+            connection.close()
+    assert "Traceback" not in limited_server.output
+
+
+@pytest.mark.parametrize(
+    ("protocol", "too_large"),
+    [
+        ("kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol", 431),
+        # h11 bounds a head itself, linearly, and uvicorn answers 400 past it.
+        ("kinetis_mcp_docs.server.http.connection_h11:BoundedH11Protocol", 400),
+    ],
+    ids=["httptools", "h11"],
+)
+def test_plain_uvicorn_given_a_protocol_of_the_route_holds_the_same_bounds(
+    tmp_path: Path, protocol: str, too_large: int
+) -> None:
+    # As the http page tells an operator who runs the factory under uvicorn directly.
+    argv = [
+        *(sys.executable, "-m", "uvicorn", "--factory", "kinetis_mcp_docs.server.http:create_app"),
+        *("--http", protocol, "--ws", "none", "--port", "0"),
+    ]
+    settings = {
+        "KINETIS_DOCS_PAGES_DIR": str(tmp_path),
+        "KINETIS_DOCS_RATE_LIMIT": "1000000",
+        "KINETIS_DOCS_HEADER_TIMEOUT": "1",
+        "KINETIS_DOCS_BODY_TIMEOUT": "1",
+        "KINETIS_DOCS_IDLE_TIMEOUT": "1",
+        "KINETIS_DOCS_MAX_CONNECTIONS": "6",
+    }
+    server = HttpServer(argv, {**clean_environ(), **settings})
+    try:
+        big = _exchange(server, [request_head("X-Junk: " + "a" * 64 * 1024)])
+        assert status_of(big) == too_large, big[:200]
+        with _connect(server) as connection:
+            connection.sendall(request_head()[:-2])
+            assert status_of(answer_until_closed(connection)) == 408
+        with _connect(server) as connection:
+            connection.sendall(request_head(length=1000) + b" " * 10)
+            assert status_of(answer_until_closed(connection)) == 408
+        with _connect(server) as connection:
+            assert answer_until_closed(connection) == b""  # idle: closed, nothing said
+        with _connect(server) as connection:
+            connection.sendall(request_head(length=len(PING) + 1) + b" " + PING[:-1])
+            connection.sendall(PING[-1:])  # a body in two reads, as it may come
+            assert status_of(connection.recv(65536)) == 200
+        idle = [_connect(server) for _ in range(10)]
+        try:
+            assert _ping_status(server) == 200
+            for connection in idle[:5]:  # 11 under a bound of 6: the oldest made room
+                assert answer_until_closed(connection) == b""
+        finally:
+            for connection in idle:
+                connection.close()
+    finally:
+        server.stop()
