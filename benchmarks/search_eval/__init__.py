@@ -1,1 +1,1 @@
-"""The search evaluation: a real documentation tree exported at a fixed commit, and judged queries."""
+"""The search evaluation: a real documentation tree at a fixed commit, and judged queries."""

@@ -186,7 +186,16 @@ def uninstall(client: str | None) -> None:
     run_uninstall(client, say=click.echo)
 
 
-_HTTP_ONLY = ("host", "port", "private", "workers", "rate_limit", "rate_limit_storage", "quiet")
+_HTTP_ONLY = (
+    "host",
+    "port",
+    "private",
+    "workers",
+    "rate_limit",
+    "rate_limit_storage",
+    "quiet",
+    "ranking",
+)
 _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 
 
@@ -244,6 +253,15 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
     help="--http: Origin accepted on loopback connections besides loopback origins.",
 )
 @click.option(
+    "--ranking",
+    type=click.Choice(["owndocs", "relevance"]),
+    default=None,
+    help=(
+        "--http: how search_docs ranks: owndocs (the OwnDocs contract's scoring) or "
+        "relevance (BM25 over sections, with a line for each snippet).  [default: owndocs]"
+    ),
+)
+@click.option(
     "--no-access-log",
     "quiet",
     is_flag=True,
@@ -292,6 +310,8 @@ def _http_environ(docs_dir: str | None, options: dict[str, Any]) -> dict[str, st
         environ["KINETIS_DOCS_PAGES_DIR"] = os.path.abspath(docs_dir)  # noqa: PTH100
     if options["private"]:
         environ["KINETIS_DOCS_PRIVATE"] = "1"
+    if options["ranking"]:
+        environ["KINETIS_DOCS_RANKING"] = options["ranking"]
     if options["rate_limit"]:
         environ["KINETIS_DOCS_RATE_LIMIT"] = str(options["rate_limit"])
     if options["rate_limit_storage"]:

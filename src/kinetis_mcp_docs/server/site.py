@@ -34,7 +34,7 @@ from typing import Protocol
 
 from . import catalogue
 from .exceptions import PageUnavailable, RejectedUrl
-from .search_index import Hit, SearchIndex
+from .search_index import OWNDOCS, Hit, SearchIndex
 from .sources.page_source import PageFetchError, PageSource
 from .sources.tree_files import PageFiles, Signature, read_inside, read_page
 from .sources.tree_watch import TreeWatch
@@ -74,8 +74,10 @@ class CataloguePages:
         *,
         ttl: float = INDEX_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        ranking: str = OWNDOCS,
     ) -> None:
         self._source = source
+        self._ranking = ranking
         self._ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()  # guards the fields below, never held over a fetch
@@ -146,7 +148,7 @@ class CataloguePages:
         slugs = [slug for slug, _, _ in catalogue.PAGES]
         with ThreadPoolExecutor(_FETCH_WORKERS, thread_name_prefix="kinetis-docs fetch") as pool:
             texts = list(pool.map(self._fetched_or_none, slugs))
-        index = SearchIndex().changed(
+        index = SearchIndex(self._ranking).changed(
             (catalogue_url(slug), text)
             for slug, text in zip(slugs, texts, strict=True)
             if text is not None
@@ -186,13 +188,19 @@ def catalogue_url(slug: str) -> str:
 class TreePages:
     """Every `*.md` and `*.mdx` file under `root`, read from disk on every call."""
 
-    def __init__(self, root: str, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        root: str,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        ranking: str = OWNDOCS,
+    ) -> None:
         # As given, not resolved: a root that is a symlink is followed where it leads now.
         self.root = os.path.abspath(root)  # noqa: PTH100 - str paths throughout
         self._clock = clock
         self._looked_at = -TREE_LOOK_SECONDS  # when the tree was last looked at whole
         self._lock = threading.Lock()  # one refresh at a time; never held over a search
-        self._index = SearchIndex()
+        self._index = SearchIndex(ranking)
         self._real_root: str | None = None  # the root as the index was last brought up to
         self._seen: dict[str, tuple[str, Signature]] = {}  # url -> (file, signature) indexed
         self._files = PageFiles()
