@@ -20,7 +20,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from benchmarks import contract, figures, hostile
+from benchmarks import contract, figures, hostile, search_figures
 from benchmarks.figures import Bench, Settings
 from benchmarks.report import Row, X, failed_row, notes, table, write_json
 from benchmarks.stage import PROJECT_ROOT, staged
@@ -41,11 +41,17 @@ TARGETS = {
     "http_search": "≤ 5 ms p50",
     "bombs": f"≤ {hostile.BOMB_BUDGET_MIB:g} MiB",
     "stalled_reader": f"≤ {hostile.STALL_TARGET_SECONDS:g} s",
+    "search_quality": "relevance MRR@10 ≥ 0.90; owndocs ≥ 0.57",
+    "search_cost": "≤ 2 ms p50, ≤ 50 ms worst, ≤ 2 s build, RSS ≤ 3{X} text",
+    "search_http": "≥ 1,000 req/s",
 }
 FIGURES = (
     *figures.FIGURES,
     ("bombs", hostile.bombs),
     ("stalled_reader", hostile.stalled_reader),
+    ("search_quality", search_figures.search_quality),
+    ("search_cost", search_figures.search_cost),
+    ("search_http", search_figures.search_http),
 )
 
 

@@ -144,7 +144,8 @@ class SearchIndex:
             body = split_frontmatter(text)[1]
             self._contract.add(slot, page.folded_title, page.folded_url, body.lower())
         parts = [SectionText(section.heading, section.text) for section in sections(text)]
-        return slot, PageText(page.title, url, parts)
+        description = split_frontmatter(text)[0].get("description", "")
+        return slot, PageText(page.title, url, description, parts)
 
     def _remove(self, url: str) -> int | None:
         slot = self._slot_of.pop(url, None)

@@ -10,8 +10,8 @@ when one of its chunks does. So bodies are never scanned: every distinct chunk o
 is kept once, on one line of one string, beside the bitmask of the pages holding it, and
 a token is found with one `str.find` pass over that string rather than over the text. The
 pass stops as soon as no page that could still hold the token is left: a page holds every
-two-character piece of a token it holds, and each piece's pages are kept too (which also
-answers a token of one or two characters outright).
+character of a token it holds, and each character's pages are kept too (which also
+answers a token of one character outright).
 
 A snapshot is never changed: `changed` returns a new one sharing what it kept.
 """
@@ -29,20 +29,13 @@ def chunks_of(folded_body: str) -> set[str]:
     return set(folded_body.split())
 
 
-def _pieces(chunk: str) -> Iterator[str]:
-    """Every substring of one or two characters of `chunk`."""
-    yield from chunk
-    for start in range(len(chunk) - 1):
-        yield chunk[start : start + 2]
-
-
 class ContractScores:
     """The pages' lowercased titles, URLs and body chunks: what the contract's scoring reads."""
 
     def __init__(self) -> None:
         self._labels: dict[int, tuple[str, str]] = {}  # slot -> (folded title, folded url)
         self._chunks: dict[str, int] = {}  # chunk -> bitmask of the slots holding it
-        self._pieces: dict[str, int] = {}  # 1- or 2-character piece -> bitmask of slots
+        self._pieces: dict[str, int] = {}  # character -> bitmask of the slots holding it
         self._every = 0
         self._vocabulary = ""
         self._starts: list[int] = []
@@ -68,11 +61,9 @@ class ContractScores:
         self._labels[slot] = (folded_title, folded_url)
         self._every |= bit
         chunks, pieces = self._chunks, self._pieces
-        seen: set[str] = set()
         for chunk in chunks_of(folded_body):
             chunks[chunk] = chunks.get(chunk, 0) | bit
-            seen.update(_pieces(chunk))
-        for piece in seen:
+        for piece in set(folded_body):
             pieces[piece] = pieces.get(piece, 0) | bit
         self._vocabulary_stale = True
 
@@ -81,15 +72,13 @@ class ContractScores:
         keep = ~(1 << slot)
         del self._labels[slot]
         self._every &= keep
-        seen: set[str] = set()
         for chunk in chunks_of(folded_body):
             left = self._chunks[chunk] & keep
             if left:
                 self._chunks[chunk] = left
             else:
                 del self._chunks[chunk]
-            seen.update(_pieces(chunk))
-        for piece in seen:
+        for piece in set(folded_body):
             left = self._pieces[piece] & keep
             if left:
                 self._pieces[piece] = left
@@ -134,12 +123,12 @@ class ContractScores:
         """A bitmask of the pages whose body contains `token`, exact among those in
         `wanted` (others may or may not be in it)."""
         pieces = self._pieces
-        if len(token) <= 2:
+        if len(token) == 1:
             return pieces.get(token, 0)
-        # Only a page holding every two-character piece of the token can hold it.
+        # Only a page holding every character of the token can hold it.
         possible = self._every & wanted
-        for start in range(len(token) - 1):
-            possible &= pieces.get(token[start : start + 2], 0)
+        for piece in set(token):
+            possible &= pieces.get(piece, 0)
             if not possible:
                 return 0
         found = 0

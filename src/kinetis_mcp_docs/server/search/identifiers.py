@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 
-# A run of word characters joined by `.`, `:`, `/` or `-` (snake_case is one run).
+# A run of word characters joined by `.`, `:`, `/` or `-` (snake_case is one run); it is an
+# identifier rather than a word when it holds a separator, an underscore or a `$`, or a
+# capital after a lowercase letter or a digit. Prose holds few such marks: they are found
+# first (`_MARK`), and only the runs around them are read, since a Python step for every
+# word of the text would cost more than indexing it.
 _COMPOUND = re.compile(r"[\w$]+(?:[.:/-][\w$]+)*")
-# What makes a run an identifier rather than a word: a separator, an underscore, a capital
-# after a lowercase letter or a digit, or a digit after a letter.
-_IDENTIFIER = re.compile(r"[.:/_$-]|[a-z0-9][A-Z]|[A-Za-z][0-9]")
+_MARK = re.compile(r"(?<=[a-z0-9])[A-Z]|(?<=[\w$])[.:/-](?=[\w$])|[_$]")
+_JOINING = frozenset("_$.:/-")
 _ALPHANUMERIC = re.compile(r"[^\W_]+")
 # camelCase and PascalCase parts; an acronym stays whole (`useRequestURL`: use, Request, URL).
 _CAMEL = re.compile(r"[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+|[^\W\d_]+")
@@ -27,9 +30,7 @@ def identifier_words(text: str) -> str:
     """The words the identifiers in `text` are made of, and each separated identifier
     whole without its separators, as one line of words (empty when there are none)."""
     out: list[str] = []
-    for compound in _COMPOUND.findall(text):
-        if not _IDENTIFIER.search(compound):
-            continue
+    for compound in _compounds(text):
         runs = _ALPHANUMERIC.findall(compound)
         for run in runs:
             parts = _CAMEL.findall(run)
@@ -39,3 +40,21 @@ def identifier_words(text: str) -> str:
             out.append("".join(runs))
             out.extend(runs)
     return " ".join(out)
+
+
+def _compounds(text: str) -> list[str]:
+    """The identifiers in `text`, in order."""
+    found: list[str] = []
+    covered = 0
+    for mark in _MARK.finditer(text):
+        start = mark.start()
+        if start < covered:
+            continue
+        while start > covered and (text[start - 1].isalnum() or text[start - 1] in _JOINING):
+            start -= 1
+        compound = _COMPOUND.search(text, start)
+        if compound is None:
+            break
+        covered = compound.end()
+        found.append(compound.group())
+    return found

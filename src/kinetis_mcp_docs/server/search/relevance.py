@@ -1,11 +1,12 @@
 """The relevance ranking: BM25 over every page's sections, in Tantivy.
 
 Each section of a page (its heading and the lines up to the next heading, see
-`page_text.sections`) is one document with five fields, each scored by BM25 with its own
-length normalisation and weighted: the page's title, its URL path, the section's heading,
-its text, and the words of the identifiers in it (see `identifiers`). A page scores what
+`page_text.sections`) is one document with six fields, each scored by BM25 with its own
+length normalisation and weighted: the page's title, its frontmatter `description`, its URL
+path, the section's heading, its text, and the words of the identifiers in it (see
+`identifiers`). A page scores what
 its best section scores: a long page is not diluted by its length, and a short one gains
-nothing from it. The words of a query are the terms of all five fields (rare ones weigh
+nothing from it. The words of a query are the terms of all six fields (rare ones weigh
 more through BM25's idf; no stop-word list), and each pair of neighbouring words in the
 query is also a phrase in the text, so that a pasted message finds the page quoting it.
 
@@ -31,6 +32,7 @@ from .identifiers import identifier_words
 
 TITLE_WEIGHT = 3.0
 URL_WEIGHT = 1.5
+DESCRIPTION_WEIGHT = 2.0
 HEADING_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 IDENTIFIER_WEIGHT = 1.0
@@ -40,6 +42,7 @@ MAX_TERMS = 48
 MAX_PHRASES = 12
 _FIELDS = (
     ("title", TITLE_WEIGHT),
+    ("description", DESCRIPTION_WEIGHT),
     ("url", URL_WEIGHT),
     ("heading", HEADING_WEIGHT),
     ("body", BODY_WEIGHT),
@@ -82,6 +85,7 @@ class PageText:
 
     title: str
     url: str
+    description: str
     sections: list[SectionText]
 
 
@@ -113,6 +117,7 @@ class RelevanceIndex:
                 title = f"{page.title} {identifier_words(page.title)}"
                 path = page.url.replace("/", " ")
                 url = f"{path} {identifier_words(path)}"
+                description = f"{page.description} {identifier_words(page.description)}"
                 for number, section in enumerate(page.sections):
                     writer.add_document(
                         tantivy.Document(
@@ -120,6 +125,7 @@ class RelevanceIndex:
                             section=number,
                             title=title,
                             url=url,
+                            description=description,
                             heading=f"{section.heading} {identifier_words(section.heading)}",
                             body=section.text,
                             identifiers=identifier_words(section.text),
