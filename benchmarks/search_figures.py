@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.support.http import HttpServer, clean_environ, serve_http_argv
 
@@ -115,7 +116,9 @@ def search_cost(bench: Bench) -> list[Row]:
     """Build time, RSS, p50 and the worst admissible query found, for each ranking, over
     1,000 pages of 20 KB and (not with --quick) 10,000."""
     quick = bench.settings.repeats < 15
-    trees = [(_tree(bench), 2.0, 0.002, 0.050)]
+    trees: list[tuple[tuple[Path, int], float, float, float | None]] = [
+        (_tree(bench), 2.0, 0.002, 0.050)
+    ]
     if not quick:
         big = bench.stage.scratch / "search-tree-10k"
         size = http_tree.write_tree(big, pages=10_000)
