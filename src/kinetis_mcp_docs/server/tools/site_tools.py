@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..lines import MAX_LINE_COUNT, MAX_WINDOW_BYTES, read_window
+from ..site import NothingReadable
 from ..sources.page_paths import page_path, page_segments
 from .base import Argument, Integer, Text, Tool, Toolset, input_schema
 
@@ -189,7 +190,10 @@ class SearchDocs(_SiteTool):
             return text_result("Missing or empty query.", is_error=True)
         if len(query) > MAX_QUERY_CHARACTERS or len(set(query.lower().split())) > MAX_QUERY_WORDS:
             return text_result(QUERY_TOO_LONG, is_error=True)
-        hits = self._pages.search(query, limit)
+        try:
+            hits = self._pages.search(query, limit)
+        except NothingReadable as error:  # not "no match": nothing could be searched
+            return text_result(str(error), is_error=True)
         results: list[dict[str, object]] = []
         for hit in hits:
             result: dict[str, object] = {"title": hit.title, "url": hit.url, "snippet": hit.snippet}
