@@ -13,7 +13,6 @@ from benchmarks.search_cost import worst_query
 
 from benchmarks import http_tree
 from kinetis_mcp_docs.server.application import DocsApplication
-from kinetis_mcp_docs.server.search.identifiers import identifier_words
 from kinetis_mcp_docs.server.search_index import SearchIndex
 from kinetis_mcp_docs.server.tools.base import Toolset
 from tests.support.http import tool_text, write_tree
@@ -85,9 +84,12 @@ def test_a_pasted_error_finds_the_page_that_quotes_it_and_its_snippet_shows_it()
     )
     (hit, *_) = index.search(message, 5)
     assert hit.url == "/guide/esm"
-    assert hit.snippet.startswith("SyntaxError: Named export 'named' not found.")
+    assert "SyntaxError: Named export 'named' not found." in hit.snippet
     assert hit.line is not None
-    assert PAGES["/guide/esm"].splitlines()[hit.line - 1].startswith("SyntaxError")
+    # The snippet starts at the heading of the section quoting it, a few lines above.
+    shown = PAGES["/guide/esm"].splitlines()[hit.line - 1 : hit.line + 6]
+    assert shown[0] == "## Troubleshooting"
+    assert any(line.startswith("SyntaxError: Named export") for line in shown)
 
 
 def test_rare_words_weigh_more_than_words_every_page_has() -> None:
@@ -104,28 +106,15 @@ def test_a_long_pages_matching_section_counts_and_the_snippet_starts_at_its_line
     (hit, *_) = _relevance().search("vitest unit tests", 5)
     assert hit.url == "/guide/testing"
     assert "Configure vitest" in hit.snippet
-    assert (
-        PAGES["/guide/testing"]
-        .splitlines()[hit.line - 1 if hit.line else 0]
-        .startswith("Configure vitest")
-    )
+    # It starts at the heading of the section that answers, which the snippet names too.
+    assert hit.line is not None
+    assert PAGES["/guide/testing"].splitlines()[hit.line - 1] == "## Vitest"
+    assert hit.snippet.startswith("## Vitest Configure vitest")
 
 
 def test_the_owndocs_ranking_has_no_line_and_relevance_results_all_do() -> None:
     assert all(hit.line is None for hit in SearchIndex().changed(PAGES.items()).search("u", 9))
     assert all(hit.line is not None for hit in _relevance().search("useFetch data", 9))
-
-
-def test_identifier_words_split_camel_snake_dotted_and_flags_and_keep_the_whole() -> None:
-    assert identifier_words("useAsyncData").split() == ["use", "Async", "Data"]
-    assert identifier_words("import.meta.client").split() == [
-        "importmetaclient",
-        "import",
-        "meta",
-        "client",
-    ]
-    assert identifier_words("NUXT_E2001").split() == ["NUXTE2001", "NUXT", "E2001"]
-    assert identifier_words("plain words, and --flag too.") == ""
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +159,6 @@ def test_a_result_line_is_where_fetch_page_shows_the_snippet(tmp_path: Path) -> 
             tool_text(tools.call("fetch_page", {"url": top["url"], "startLine": top["line"]}))
         )
         assert window["startLine"] == top["line"]
-        assert window["content"].startswith("Configure vitest")
+        assert window["content"].startswith("## Vitest\n\nConfigure vitest")
     finally:
         application.close()

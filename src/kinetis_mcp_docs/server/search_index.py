@@ -19,7 +19,6 @@ Each page's text is kept compressed: only the few pages a search returns are rea
 
 from __future__ import annotations
 
-import math
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from .search.contract import ContractScores
 from .search.page_text import (
     SNIPPET_LENGTH,
+    Section,
     around,
     clip,
     first_heading,
@@ -36,16 +36,13 @@ from .search.page_text import (
     without_title_line,
 )
 from .search.passages import best_passage
-from .search.relevance import PageText, QueryTerms, RelevanceIndex, SectionText, Snapshot
+from .search.relevance import PageText, Query, RelevanceIndex, SectionText, Snapshot
 
 __all__ = ["RANKINGS", "SNIPPET_LENGTH", "Hit", "SearchIndex", "split_frontmatter"]
 
 OWNDOCS = "owndocs"
 RELEVANCE = "relevance"
 RANKINGS = (OWNDOCS, RELEVANCE)
-# Ties at the cut larger than this are ordered by the relevance ranking of the whole site
-# rather than by a query over the tied pages alone.
-_TIED_PAGES_QUERIED = 256
 
 
 @dataclass(frozen=True)
@@ -61,10 +58,19 @@ class Hit:
 
 
 class _Page:
-    __slots__ = ("fallback", "folded_title", "folded_url", "text", "title", "url")
+    __slots__ = (
+        "fallback",
+        "folded_title",
+        "folded_url",
+        "section_lines",
+        "text",
+        "title",
+        "url",
+    )
 
-    def __init__(self, url: str, text: str) -> None:
-        fields, body = split_frontmatter(text)
+    def __init__(
+        self, url: str, text: str, fields: dict[str, str], body: str, found: list[Section]
+    ) -> None:
         self.url = url
         self.title = fields.get("title") or first_heading(body) or url
         # Compressed: only the few pages a search returns are ever read back.
@@ -72,6 +78,10 @@ class _Page:
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
         self.fallback = clip(fields.get("description") or first_paragraph(body))
+        # The page line each section starts on (the body's first line when it has none).
+        self.section_lines = tuple(section.line for section in found) or (
+            1 + text.count("\n", 0, len(text) - len(body)),
+        )
 
     def full_text(self) -> str:
         return zlib.decompress(self.text).decode("utf-8", "surrogatepass")
@@ -137,15 +147,15 @@ class SearchIndex:
         else:
             slot = self._next_slot
             self._next_slot += 1
-        page = _Page(url, text)
+        fields, body = split_frontmatter(text)
+        found = sections(text)
+        page = _Page(url, text, fields, body, found)
         self._pages[slot] = page
         self._slot_of[url] = slot
         if self._contract is not None:
-            body = split_frontmatter(text)[1]
             self._contract.add(slot, page.folded_title, page.folded_url, body.lower())
-        parts = [SectionText(section.heading, section.text) for section in sections(text)]
-        description = split_frontmatter(text)[0].get("description", "")
-        return slot, PageText(page.title, url, description, parts)
+        parts = [SectionText(section.heading, section.text) for section in found]
+        return slot, PageText(page.title, url, fields.get("description", ""), body, parts)
 
     def _remove(self, url: str) -> int | None:
         slot = self._slot_of.pop(url, None)
@@ -161,34 +171,29 @@ class SearchIndex:
         """The best `limit` pages for `query`, best first."""
         if self._relevance is None:
             return []
-        terms = self._relevance.query_terms(query)
+        terms = self._relevance.read(query)
         if self._contract is None:
             return self._relevance_hits(terms, limit)
         return self._owndocs_hits(query, terms, limit)
 
-    def _relevance_hits(self, terms: QueryTerms, limit: int) -> list[Hit]:
-        assert self._relevance is not None  # noqa: S101 - search() checked it
-        weights = self._weights(terms)
+    def _relevance_hits(self, terms: Query, limit: int) -> list[Hit]:
+        relevance = self._relevance
+        assert relevance is not None  # noqa: S101 - search() checked it
+        words = relevance.passage_words(terms)
         hits = []
-        for slot, score, number in self._relevance.best_pages(terms, limit):
+        for slot, score, number in relevance.best_pages(terms, limit):
             page = self._pages[slot]
-            found = sections(page.full_text())
-            section = found[min(number, len(found) - 1)]
             line, snippet = best_passage(
-                section, weights, terms.phrases, self._relevance_index.terms
+                page.full_text(),
+                page.section_lines,
+                number,
+                words,
+                title_words=relevance.title_words(page.title),
             )
             hits.append(Hit(page.title, page.url, snippet, score, line))
         return hits
 
-    def _weights(self, terms: QueryTerms) -> dict[str, float]:
-        assert self._relevance is not None  # noqa: S101
-        total = max(1, self._relevance.sections)
-        return {
-            term: math.log(1 + total / (1 + self._relevance.frequency(term)))
-            for term in terms.terms
-        }
-
-    def _owndocs_hits(self, query: str, terms: QueryTerms, limit: int) -> list[Hit]:
+    def _owndocs_hits(self, query: str, terms: Query, limit: int) -> list[Hit]:
         assert self._contract is not None  # noqa: S101
         assert self._relevance is not None  # noqa: S101
         scores = self._contract.scores(query)
@@ -223,15 +228,12 @@ class SearchIndex:
             for slot in chosen
         ]
 
-    def _tie_order(self, terms: QueryTerms, group: list[int], wanted: int) -> dict[int, float]:
+    def _tie_order(self, terms: Query, group: list[int], wanted: int) -> dict[int, float]:
         """Relevance scores for the best `wanted` pages of `group` (others may be missing)."""
         assert self._relevance is not None  # noqa: S101
         if len(group) == 1:
             return {}
-        if len(group) <= _TIED_PAGES_QUERIED:
-            found = self._relevance.best_pages(terms, len(group), among=group)
-        else:
-            found = self._relevance.best_pages(terms, wanted, accept=set(group).__contains__)
+        found = self._relevance.best_pages(terms, wanted, among=group)
         return {slot: score for slot, score, _ in found}
 
 

@@ -15,7 +15,9 @@ _SNIPPET_LEAD = 60
 _FRONTMATTER_FIELD = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 # A YAML block scalar's header: `>` (folded) or `|` (literal), its indicators, a comment.
 _BLOCK_SCALAR = re.compile(r"[>|][1-9+-]{0,2}(?:\s+#.*)?")
-_HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t#]*$")
+# A heading line (its text in group 1) and a code fence's opening or closing line.
+_HEADING_LINE = re.compile(r"^[^\S\n]*#{1,6}[ \t]+(.*?)[ \t#]*\r?$", re.MULTILINE)
+_FENCE_LINE = re.compile(r"^[^\S\n]*(?:```|~~~)", re.MULTILINE)
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
@@ -113,27 +115,31 @@ class Section:
 
 def sections(text: str) -> list[Section]:
     """The sections of a page's whole text: the frontmatter is no section, and the text
-    before the first heading is one with no heading (left out when blank)."""
+    before the first heading is one with no heading (left out when blank). Lines are
+    counted at `\\n` only, as a window read counts them."""
     _, body = split_frontmatter(text)
     line = 1 + text.count("\n", 0, len(text) - len(body))
-    found: list[Section] = []
-    heading, start = "", line
-    lines: list[str] = []
+    marks = sorted(
+        [(found.start(), None) for found in _FENCE_LINE.finditer(body)]
+        + [(found.start(), found.group(1)) for found in _HEADING_LINE.finditer(body)],
+        key=lambda mark: mark[0],
+    )
+    starts: list[tuple[int, str]] = [(0, "")]
     fenced = False
-    for content in body.splitlines(keepends=True):
-        stripped = content.lstrip()
-        if stripped.startswith(("```", "~~~")):
+    for position, heading in marks:
+        if heading is None:
             fenced = not fenced
-        elif not fenced and stripped.startswith("#"):
-            matched = _HEADING.fullmatch(content.strip())
-            if matched:
-                if lines and (heading or "".join(lines).strip()):
-                    found.append(Section(start, heading, "".join(lines)))
-                heading, start, lines = matched.group(2), line, []
-        lines.append(content)
-        line += 1
-    if lines and (heading or "".join(lines).strip()):
-        found.append(Section(start, heading, "".join(lines)))
+        elif not fenced:
+            starts.append((position, heading))
+    found: list[Section] = []
+    counted = 0
+    ends = [start for start, _ in starts[1:]] + [len(body)]
+    for (start, heading), end in zip(starts, ends, strict=True):
+        line += body.count("\n", counted, start)
+        counted = start
+        content = body[start:end]
+        if heading or content.strip():
+            found.append(Section(line, heading, content))
     return found
 
 
