@@ -22,7 +22,9 @@ FILLER = "Pages render on the server first and then hydrate in the browser. " * 
 PAGES = {
     "/api/use-fetch": (
         "---\ntitle: useFetch\ndescription: Fetch data with an SSR-friendly composable.\n---\n\n"
-        "## Usage\n\nCall it in setup.\n\n## Options\n\n- `lazy`: resolve after navigation.\n"
+        "## Usage\n\nCall it in setup:\n\n"
+        "```ts\nconst { data } = await useFetch('/api/modules')\n```\n\n"
+        "## Options\n\n- `lazy`: resolve after navigation.\n"
         "- `server`: fetch on the server.\n"
     ),
     "/guide/data-fetching": (

@@ -35,14 +35,19 @@ from .search.page_text import (
     split_frontmatter,
     without_title_line,
 )
-from .search.passages import best_passage
-from .search.relevance import PageText, Query, RelevanceIndex, SectionText, Snapshot
+from .search.passages import PageShape, read_page
+from .search.relevance import PageText, Query, RelevanceIndex, Snapshot
 
 __all__ = ["RANKINGS", "SNIPPET_LENGTH", "Hit", "SearchIndex", "split_frontmatter"]
 
 OWNDOCS = "owndocs"
 RELEVANCE = "relevance"
 RANKINGS = (OWNDOCS, RELEVANCE)
+# Relevance mode reads this many of the pages the index ranks best (or the limit, if more),
+# and ranks them again with their best section: a long page whose one section answers is
+# not diluted by its length. Its weight beside the page's own score:
+RESCORED_PAGES = 5
+SECTION_WEIGHT = 0.25
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,8 @@ class _Page:
         "fallback",
         "folded_title",
         "folded_url",
-        "section_lines",
+        "section_chars",
+        "shape",
         "text",
         "title",
         "url",
@@ -79,15 +85,34 @@ class _Page:
         self.folded_url = url.lower()
         self.fallback = clip(fields.get("description") or first_paragraph(body))
         # The page line each section starts on (the body's first line when it has none).
-        self.section_lines = tuple(section.line for section in found) or (
-            1 + text.count("\n", 0, len(text) - len(body)),
+        self.section_chars = len(body)
+        # Where its sections start (where the body does, when it has none), in its UTF-8.
+        start = len(text) - len(body)
+        self.shape = PageShape(
+            tuple(section.line for section in found) or (1 + text.count("\n", 0, start),),
+            _utf8_offsets(text, [section.offset for section in found] or [start]),
         )
 
     def full_text(self) -> str:
         return zlib.decompress(self.text).decode("utf-8", "surrogatepass")
 
+    def utf8(self) -> bytes:
+        return zlib.decompress(self.text)
+
     def folded_body(self) -> str:
         return split_frontmatter(self.full_text())[1].lower()
+
+
+def _utf8_offsets(text: str, offsets: list[int]) -> tuple[int, ...]:
+    """Where in the UTF-8 of `text` each of its increasing `offsets` lies."""
+    if text.isascii():
+        return tuple(offsets)
+    found, done, size = [], 0, 0
+    for offset in offsets:
+        size += len(text[done:offset].encode("utf-8", "surrogatepass"))
+        done = offset
+        found.append(size)
+    return tuple(found)
 
 
 class SearchIndex:
@@ -110,6 +135,8 @@ class SearchIndex:
         self._relevance: Snapshot | None = None
         self._contract: ContractScores | None = ContractScores() if ranking == OWNDOCS else None
         self._url_rank: dict[int, int] = {}
+        self._section_chars = 0  # over every page: what an average section is
+        self._sections = 0
 
     def __len__(self) -> int:
         return len(self._pages)
@@ -126,6 +153,7 @@ class SearchIndex:
         index._next_slot = self._next_slot
         index._relevance_index = self._relevance_index
         index._contract = None if self._contract is None else self._contract.copy()
+        index._section_chars, index._sections = self._section_chars, self._sections
         removed: list[int] = []
         added: list[tuple[int, PageText]] = []
         for url, text in updates:
@@ -154,14 +182,18 @@ class SearchIndex:
         self._slot_of[url] = slot
         if self._contract is not None:
             self._contract.add(slot, page.folded_title, page.folded_url, body.lower())
-        parts = [SectionText(section.heading, section.text) for section in found]
-        return slot, PageText(page.title, url, fields.get("description", ""), body, parts)
+        self._section_chars += page.section_chars
+        self._sections += len(page.shape.lines)
+        headings = "\n".join(section.heading for section in found)
+        return slot, PageText(page.title, url, fields.get("description", ""), headings, body)
 
     def _remove(self, url: str) -> int | None:
         slot = self._slot_of.pop(url, None)
         if slot is None:
             return None
         page = self._pages.pop(slot)
+        self._section_chars -= page.section_chars
+        self._sections -= len(page.shape.lines)
         if self._contract is not None:
             self._contract.remove(slot, page.folded_body())
         self._free.append(slot)
@@ -177,39 +209,38 @@ class SearchIndex:
         return self._owndocs_hits(query, terms, limit)
 
     def _relevance_hits(self, terms: Query, limit: int) -> list[Hit]:
+        """The pages the index ranks best, each rescored with its best section, which is
+        read from its text together with the snippet's line (see `search.passages`)."""
         relevance = self._relevance
         assert relevance is not None  # noqa: S101 - search() checked it
         words = relevance.passage_words(terms)
+        average = self._section_chars / max(1, self._sections)
         hits = []
-        for slot, score, number in relevance.best_pages(terms, limit):
+        for slot, score in relevance.best_pages(terms, max(limit, RESCORED_PAGES)):
             page = self._pages[slot]
-            line, snippet = best_passage(
-                page.full_text(),
-                page.section_lines,
-                number,
+            passage = read_page(
+                page.utf8(),
+                page.shape,
                 words,
+                average_section=average,
                 title_words=relevance.title_words(page.title),
             )
-            hits.append(Hit(page.title, page.url, snippet, score, line))
-        return hits
+            total = score + SECTION_WEIGHT * passage.section_score
+            hits.append(Hit(page.title, page.url, passage.snippet, total, passage.line))
+        hits.sort(key=lambda hit: -hit.score)
+        return hits[:limit]
 
     def _owndocs_hits(self, query: str, terms: Query, limit: int) -> list[Hit]:
         assert self._contract is not None  # noqa: S101
         assert self._relevance is not None  # noqa: S101
-        scores = self._contract.scores(query)
-        if not scores:
-            return []
         # The groups of equal score that the cut reaches, best first: every page of them but
         # the last is shown; the last shows as many as the limit leaves room for.
-        levels = sorted(set(scores.values()), reverse=True)
-        groups: dict[int, list[int]] = {}
-        for slot, score in scores.items():
-            groups.setdefault(score, []).append(slot)
         relevance: dict[int, float] = {}
         room = limit
         chosen: list[int] = []
-        for level in levels:
-            group = groups[level]
+        scores: dict[int, int] = {}
+        for level, group in self._contract.ranked(query, limit):
+            scores.update(dict.fromkeys(group, level))
             relevance.update(self._tie_order(terms, group, min(room, len(group))))
             rank = self._url_rank
             group.sort(key=lambda slot: (-relevance.get(slot, 0.0), rank[slot]))
@@ -233,8 +264,7 @@ class SearchIndex:
         assert self._relevance is not None  # noqa: S101
         if len(group) == 1:
             return {}
-        found = self._relevance.best_pages(terms, wanted, among=group)
-        return {slot: score for slot, score, _ in found}
+        return dict(self._relevance.best_pages(terms, wanted, among=group))
 
 
 def _snippet(page: _Page, tokens: list[str]) -> str:

@@ -13,6 +13,16 @@ pass stops as soon as no page that could still hold the token is left: a page ho
 character of a token it holds, and each character's pages are kept too (which also
 answers a token of one character outright).
 
+Titles and URLs are short, but a token is looked for in every one of them: each of their
+characters and pairs of characters is kept with the bitmask of the pages holding it, so a
+token of one or two characters is answered outright, and a longer one only checked against
+the pages holding each of its pairs.
+
+Scores are counted for every page at once, as bit planes (plane `i` holds bit `i` of every
+page's score): adding a token's weight to the pages of a bitmask is a few operations on
+whole bitmasks, and the pages of the best score left are found plane by plane, from the
+top. So nothing of a search loops over the pages one by one.
+
 A snapshot is never changed: `changed` returns a new one sharing what it kept.
 """
 
@@ -34,6 +44,9 @@ class ContractScores:
 
     def __init__(self) -> None:
         self._labels: dict[int, tuple[str, str]] = {}  # slot -> (folded title, folded url)
+        # Character or pair of characters -> bitmask of the slots whose title (or URL) holds it.
+        self._title_pieces: dict[str, int] = {}
+        self._url_pieces: dict[str, int] = {}
         self._chunks: dict[str, int] = {}  # chunk -> bitmask of the slots holding it
         self._pieces: dict[str, int] = {}  # character -> bitmask of the slots holding it
         self._every = 0
@@ -45,6 +58,8 @@ class ContractScores:
     def copy(self) -> ContractScores:
         scores = ContractScores()
         scores._labels = dict(self._labels)
+        scores._title_pieces = dict(self._title_pieces)
+        scores._url_pieces = dict(self._url_pieces)
         scores._chunks = dict(self._chunks)
         scores._pieces = dict(self._pieces)
         scores._every = self._every
@@ -59,6 +74,12 @@ class ContractScores:
         """Index a page at the free `slot` (only on a copy not yet searched)."""
         bit = 1 << slot
         self._labels[slot] = (folded_title, folded_url)
+        for label, pieces_of in (
+            (folded_title, self._title_pieces),
+            (folded_url, self._url_pieces),
+        ):
+            for piece in _pieces(label):
+                pieces_of[piece] = pieces_of.get(piece, 0) | bit
         self._every |= bit
         chunks, pieces = self._chunks, self._pieces
         for chunk in chunks_of(folded_body):
@@ -70,7 +91,14 @@ class ContractScores:
     def remove(self, slot: int, folded_body: str) -> None:
         """Remove the page at `slot`, whose body was `folded_body` (only on a copy)."""
         keep = ~(1 << slot)
-        del self._labels[slot]
+        title, url = self._labels.pop(slot)
+        for label, pieces_of in ((title, self._title_pieces), (url, self._url_pieces)):
+            for piece in _pieces(label):
+                left = pieces_of[piece] & keep
+                if left:
+                    pieces_of[piece] = left
+                else:
+                    del pieces_of[piece]
         self._every &= keep
         for chunk in chunks_of(folded_body):
             left = self._chunks[chunk] & keep
@@ -100,24 +128,51 @@ class ContractScores:
         self._masks = [self._chunks[chunk] for chunk in ordered]
         self._vocabulary_stale = False
 
-    def scores(self, query: str) -> dict[int, int]:
-        """Every page's score for `query`, the pages scoring zero left out."""
+    def ranked(self, query: str, limit: int) -> list[tuple[int, list[int]]]:
+        """The pages scoring above zero for `query`, as groups of equal score, best first,
+        until the groups hold `limit` pages (or there are no more)."""
         tokens = query.lower().split()
-        scores: dict[int, int] = {}
+        counter = _Counter()
+        scored = 0
         for token in dict.fromkeys(tokens):  # a repeated token scores again, found once
             weight = tokens.count(token)
-            in_title = in_url = 0
-            for slot, (title, url) in self._labels.items():
-                if token in title:
-                    in_title |= 1 << slot
-                elif token in url:
-                    in_url |= 1 << slot
+            in_title = self._in_labels(token, 0, self._title_pieces)
+            in_url = self._in_labels(token, 1, self._url_pieces) & ~in_title
             found = (in_url | self._in_bodies(token, ~in_title)) & ~in_title
-            for slot in _slots(in_title):
-                scores[slot] = scores.get(slot, 0) + (TITLE_WEIGHT + MATCH_WEIGHT) * weight
-            for slot in _slots(found):
-                scores[slot] = scores.get(slot, 0) + MATCH_WEIGHT * weight
-        return scores
+            counter.add(in_title, (TITLE_WEIGHT + MATCH_WEIGHT) * weight)
+            counter.add(found, MATCH_WEIGHT * weight)
+            scored |= in_title | found
+        groups = []
+        left = limit
+        for score, mask in counter.groups(scored):
+            slots = list(_slots(mask))
+            groups.append((score, slots))
+            left -= len(slots)
+            if left <= 0:
+                break
+        return groups
+
+    def scores(self, query: str) -> dict[int, int]:
+        """Every page's score for `query`, the pages scoring zero left out."""
+        return {
+            slot: score for score, slots in self.ranked(query, len(self._labels)) for slot in slots
+        }
+
+    def _in_labels(self, token: str, which: int, pieces: dict[str, int]) -> int:
+        """A bitmask of the pages whose title (`which` 0) or URL (1) contains `token`."""
+        if len(token) <= _PIECE:
+            return pieces.get(token, 0)
+        possible = self._every
+        for start in range(len(token) - _PIECE + 1):
+            possible &= pieces.get(token[start : start + _PIECE], 0)
+            if not possible:
+                return 0
+        labels = self._labels
+        found = 0
+        for slot in _slots(possible):
+            if token in labels[slot][which]:
+                found |= 1 << slot
+        return found
 
     def _in_bodies(self, token: str, wanted: int) -> int:
         """A bitmask of the pages whose body contains `token`, exact among those in
@@ -142,6 +197,50 @@ class ContractScores:
                 break
             position = vocabulary.find(token, starts[index + 1])
         return found & possible
+
+
+_PIECE = 2
+
+
+def _pieces(label: str) -> set[str]:
+    """Every character of `label` and every pair of neighbouring characters."""
+    return set(label) | {label[start : start + _PIECE] for start in range(len(label) - 1)}
+
+
+class _Counter:
+    """A count per page, as bit planes: `planes[i]` holds bit `i` of every page's count."""
+
+    __slots__ = ("planes",)
+
+    def __init__(self) -> None:
+        self.planes: list[int] = []
+
+    def add(self, mask: int, weight: int) -> None:
+        """Add `weight` to the count of every page in `mask`."""
+        planes = self.planes
+        for place in range(weight.bit_length()):
+            if not weight >> place & 1:
+                continue
+            carry, level = mask, place
+            while carry:
+                if level >= len(planes):
+                    planes.extend([0] * (level + 1 - len(planes)))
+                held = planes[level]
+                planes[level] = held ^ carry
+                carry &= held
+                level += 1
+
+    def groups(self, among: int) -> Iterator[tuple[int, int]]:
+        """The pages of `among` as (count, bitmask of the pages with it), highest first."""
+        left = among
+        while left:
+            best, count = left, 0
+            for level in range(len(self.planes) - 1, -1, -1):
+                with_bit = best & self.planes[level]
+                if with_bit:
+                    best, count = with_bit, count | 1 << level
+            yield count, best
+            left &= ~best
 
 
 def _slots(mask: int) -> Iterator[int]:

@@ -105,12 +105,13 @@ def first_paragraph(body: str) -> str:
 class Section:
     """A run of a page's lines from one heading (or the page's start) to the next."""
 
-    __slots__ = ("heading", "line", "text")
+    __slots__ = ("heading", "line", "offset", "text")
 
-    def __init__(self, line: int, heading: str, text: str) -> None:
+    def __init__(self, line: int, heading: str, text: str, offset: int = 0) -> None:
         self.line = line  # the page line (from 1) the section starts on
         self.heading = heading  # the heading's text, '' for what comes before the first
         self.text = text
+        self.offset = offset  # where in the page's text it starts
 
 
 def sections(text: str) -> list[Section]:
@@ -139,7 +140,7 @@ def sections(text: str) -> list[Section]:
         counted = start
         content = body[start:end]
         if heading or content.strip():
-            found.append(Section(line, heading, content))
+            found.append(Section(line, heading, content, len(text) - len(body) + start))
     return found
 
 
