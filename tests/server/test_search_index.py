@@ -164,3 +164,43 @@ def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:
             url for url, text in pages.items() if token in text.lower() or token in url.lower()
         }
         assert found == scanned, token
+
+
+def _contract_scores(pages: dict[str, str], query: str) -> dict[str, int]:
+    """The contract's scoring written as plainly as it reads, for comparison."""
+    scores: dict[str, int] = {}
+    for url, text in pages.items():
+        fields, body = split_frontmatter(text)
+        title = (fields.get("title") or url).lower()
+        score = 0
+        for token in query.lower().split():
+            if token in title:
+                score += 4
+            if token in title or token in body.lower() or token in url.lower():
+                score += 1
+        if score:
+            scores[url] = score
+    return scores
+
+
+def test_every_query_scores_as_the_contract_reads_and_in_its_order() -> None:
+    rng = random.Random(21)
+    alphabet = string.ascii_lowercase[:5] + "É-_.:"
+    pages = {
+        f"/p{n}/{rng.choice('abc')}": "---\ntitle: "
+        + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        + "\n---\n"
+        + "".join(rng.choice(alphabet + "  \n") for _ in range(rng.randint(0, 400)))
+        for n in range(80)
+    }
+    index = _index(pages)
+    for _ in range(200):
+        query = " ".join(
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3)))
+            for _ in range(rng.randint(1, 6))
+        )
+        expected = _contract_scores(pages, query)
+        found = _scores(index, query, 20)
+        # The best 20 by the contract, in its order; equal scores may come in any order.
+        assert [score for _, score in found] == sorted(expected.values(), reverse=True)[:20]
+        assert all(expected[url] == score for url, score in found), query
