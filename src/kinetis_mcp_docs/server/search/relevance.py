@@ -12,8 +12,9 @@ headings, split into the words they are made of (`use`, `async`, `data`), so tha
 spelling finds the page that defines it. Identifiers in a query are read both ways, and a
 query's dotted, dashed or underscored identifier is also looked up whole without its
 separators (`use_fetch` finds `useFetch`), its pieces then weighing less. Every run of three
-neighbouring words of a query is also a phrase in the text, the title, the description and
-the headings, so that a pasted error message finds the page quoting it.
+neighbouring words of a query is also a phrase (one more word between them allowed) in the
+text, the title, the description and the headings, so that a pasted error message finds the
+page quoting it.
 
 What one query costs is bounded: its `MAX_TERMS` rarest words, its `MAX_PHRASES` rarest
 phrases. The best section of each page the ranking keeps is scored apart (see `passages`),
@@ -52,6 +53,8 @@ PHRASE_WEIGHT = 0.7
 # A word of `use_fetch`: the query means the identifier, which is also looked up whole.
 PIECE_WEIGHT = 0.5
 PHRASE_WORDS = 3
+# One word more between them is still the phrase: a message quoted with "the" or "a" added.
+PHRASE_SLOP = 1
 MAX_TERMS = 32
 MAX_PASSAGE_WORDS = 12
 MAX_PHRASES = 16
@@ -211,7 +214,7 @@ class _Side:
             analyzer = self.fields[field][0]
             for phrase in query.phrases.get(analyzer, ()):
                 words: list[str | tuple[int, str]] = list(phrase)
-                clause = tantivy.Query.phrase_query(self.schema, field, words)
+                clause = tantivy.Query.phrase_query(self.schema, field, words, PHRASE_SLOP)
                 clauses.append(
                     (tantivy.Occur.Should, tantivy.Query.boost_query(clause, PHRASE_WEIGHT))
                 )
