@@ -132,9 +132,10 @@ def bench(session: nox.Session) -> None:
     Every figure is measured for this project and for the peer in the same run, so each is
     a ratio that holds on a loaded machine. The table is printed and written, with the raw
     samples, to `.bench/results.json`. `mcp` (the peer's SDK) is installed in this session
-    only. `-- --quick` is a smoke run; `-- --only spawn,memory` runs some figures.
+    only, and so is `bm25s`, the plain BM25 baseline of `search_quality`. `-- --quick` is a
+    smoke run; `-- --only spawn,memory` runs some figures.
     """
-    session.install("-e", ".[test]", "mcp>=2.3,<3")
+    session.install("-e", ".[test]", "mcp>=2.3,<3", "bm25s>=0.2")
     session.run("python", "-m", "benchmarks.run", *session.posargs)
 
 

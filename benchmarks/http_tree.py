@@ -27,13 +27,13 @@ def vocabulary(seed: int = 11) -> list[str]:
     return list(words)
 
 
-def write_tree(root: Path, seed: int = 11) -> int:
-    """Write the tree under `root`; the total size of its text in bytes."""
+def write_tree(root: Path, seed: int = 11, pages: int = PAGES) -> int:
+    """Write the tree (of `pages` pages) under `root`; the total size of its text in bytes."""
     words = vocabulary(seed)
     weights = list(accumulate(1.0 / (rank + 1) for rank in range(len(words))))
     rng = random.Random(seed)
     total = 0
-    for number in range(PAGES):
+    for number in range(pages):
         title = " ".join(rng.choices(words[:2000], k=3)).title()
         parts = [f"---\ntitle: {title}\n---\n\n# {title}\n\n"]
         size = len(parts[0])

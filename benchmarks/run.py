@@ -20,7 +20,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from benchmarks import contract, figures, hostile, http_hostile
+from benchmarks import contract, figures, hostile, http_hostile, search_figures
 from benchmarks.figures import Bench, Settings
 from benchmarks.report import Row, X, failed_row, notes, table, write_json
 from benchmarks.stage import PROJECT_ROOT, staged
@@ -46,6 +46,9 @@ TARGETS = {
         f"({http_hostile.PIECES_TARGET:g}{X} in pieces)"
     ),
     "http_rate_keys": f"≤ {http_hostile.KEYS_TARGET:g}{X} at 10 keys",
+    "search_quality": "relevance MRR@10 ≥ 0.90; owndocs ≥ 0.57",
+    "search_cost": f"≤ 2 ms p50, ≤ 50 ms worst, ≤ 2 s build, RSS ≤ 3{X} text",
+    "search_http": "≥ 1,000 req/s",
 }
 FIGURES = (
     *figures.FIGURES,
@@ -53,6 +56,9 @@ FIGURES = (
     ("stalled_reader", hostile.stalled_reader),
     ("http_hostile", http_hostile.hostile_shapes),
     ("http_rate_keys", http_hostile.rate_limit_keys),
+    ("search_quality", search_figures.search_quality),
+    ("search_cost", search_figures.search_cost),
+    ("search_http", search_figures.search_http),
 )
 
 

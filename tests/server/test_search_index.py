@@ -14,7 +14,7 @@ def _index(pages: dict[str, str]) -> SearchIndex:
     return SearchIndex().changed(pages.items())
 
 
-def _scores(index: SearchIndex, query: str, limit: int = 20) -> list[tuple[str, int]]:
+def _scores(index: SearchIndex, query: str, limit: int = 20) -> list[tuple[str, float]]:
     return [(hit.url, hit.score) for hit in index.search(query, limit)]
 
 
@@ -41,14 +41,28 @@ PAGES = {
         ("in the", [("/beta", 2), ("/gamma/alpha-notes", 2), ("/alpha", 1)]),
     ],
 )
-def test_scoring_is_the_contracts_and_equal_scores_order_by_url(
-    query: str, expected: list[tuple[str, int]]
-) -> None:
-    assert _scores(_index(PAGES), query) == expected
+def test_scoring_is_the_contracts(query: str, expected: list[tuple[str, int]]) -> None:
+    # The scores and their order are the contract's; equal scores come in relevance order.
+    found = _scores(_index(PAGES), query)
+    assert [score for _, score in found] == [score for _, score in expected]
+    assert sorted(found) == sorted(expected)
 
 
 def test_results_are_cut_to_the_limit_best_first() -> None:
-    assert _scores(_index(PAGES), "alpha", 2) == [("/alpha", 5), ("/beta", 1)]
+    (best, best_score), (other, other_score) = _scores(_index(PAGES), "alpha", 2)
+    assert (best, best_score, other_score) == ("/alpha", 5, 1)
+    assert other in {"/beta", "/gamma/alpha-notes"}
+
+
+def test_equal_scores_come_in_relevance_order_then_by_url() -> None:
+    pages = {
+        "/a": "# A\n\nmentions apple once among many other words of no interest at all\n",
+        "/b": "# B\n\napple apple apple\n",
+        "/c": "# C\n\napple pie\n",
+        "/d": "# D\n\napple pie\n",
+    }
+    # Every page scores 1; BM25 puts the page most about apples first, equal ones by URL.
+    assert _scores(_index(pages), "apple") == [("/b", 1), ("/c", 1), ("/d", 1), ("/a", 1)]
 
 
 def test_the_title_is_the_frontmatter_title_else_the_first_heading_else_the_url() -> None:
@@ -131,7 +145,7 @@ def test_replacing_and_removing_pages_makes_a_new_snapshot_and_leaves_the_old_on
 def test_a_snapshot_changed_without_new_words_still_finds_what_it_holds() -> None:
     index = _index({"/a": "# A\nalpha beta\n", "/b": "# B\nbeta\n"})
     index = index.changed([("/b", "# B\nalpha\n")])  # no word comes or goes
-    assert _scores(index, "alpha") == [("/a", 1), ("/b", 1)]
+    assert sorted(_scores(index, "alpha")) == [("/a", 1), ("/b", 1)]
     assert _scores(index, "beta") == [("/a", 1)]
 
 
@@ -150,3 +164,43 @@ def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:
             url for url, text in pages.items() if token in text.lower() or token in url.lower()
         }
         assert found == scanned, token
+
+
+def _contract_scores(pages: dict[str, str], query: str) -> dict[str, int]:
+    """The contract's scoring written as plainly as it reads, for comparison."""
+    scores: dict[str, int] = {}
+    for url, text in pages.items():
+        fields, body = split_frontmatter(text)
+        title = (fields.get("title") or url).lower()
+        score = 0
+        for token in query.lower().split():
+            if token in title:
+                score += 4
+            if token in title or token in body.lower() or token in url.lower():
+                score += 1
+        if score:
+            scores[url] = score
+    return scores
+
+
+def test_every_query_scores_as_the_contract_reads_and_in_its_order() -> None:
+    rng = random.Random(21)
+    alphabet = string.ascii_lowercase[:5] + "É-_.:"
+    pages = {
+        f"/p{n}/{rng.choice('abc')}": "---\ntitle: "
+        + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        + "\n---\n"
+        + "".join(rng.choice(alphabet + "  \n") for _ in range(rng.randint(0, 400)))
+        for n in range(80)
+    }
+    index = _index(pages)
+    for _ in range(200):
+        query = " ".join(
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3)))
+            for _ in range(rng.randint(1, 6))
+        )
+        expected = _contract_scores(pages, query)
+        found = _scores(index, query, 20)
+        # The best 20 by the contract, in its order; equal scores may come in any order.
+        assert [score for _, score in found] == sorted(expected.values(), reverse=True)[:20]
+        assert all(expected[url] == score for url, score in found), query

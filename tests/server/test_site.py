@@ -400,3 +400,24 @@ def test_a_tree_index_that_failed_to_build_is_built_again_by_the_next_search(
         assert _hits(pages, "apple") == ["/a"]
     finally:
         pages.close()
+
+
+def test_a_catalogue_search_with_no_page_readable_is_an_error_result_not_no_match() -> None:
+    from kinetis_mcp_docs.server.tools.site_tools import site_toolset  # noqa: PLC0415
+
+    source = GatedSource("# T\n\nwords\n")
+    source.failure = PageFetchError("https://origin/page.md", "HTTP 503")
+    pages = CataloguePages(lambda: source, ttl=3600.0)
+    try:
+        result = site_toolset(pages).call("search_docs", {"query": "words"})
+        assert result["isError"] is True
+        content = result["content"]
+        assert isinstance(content, list)
+        assert "none of the" in content[0]["text"]
+        assert "HTTP 503" in content[0]["text"]
+        source.failure = None  # one page readable (all but `setup` now): ordinary results
+        partial = CataloguePages(lambda: source, ttl=3600.0)
+        assert "isError" not in site_toolset(partial).call("search_docs", {"query": "words"})
+        partial.close()
+    finally:
+        pages.close()

@@ -186,7 +186,16 @@ def uninstall(client: str | None) -> None:
     run_uninstall(client, say=click.echo)
 
 
-_HTTP_ONLY = ("host", "port", "private", "workers", "rate_limit", "rate_limit_storage", "quiet")
+_HTTP_ONLY = (
+    "host",
+    "port",
+    "private",
+    "workers",
+    "rate_limit",
+    "rate_limit_storage",
+    "quiet",
+    "ranking",
+)
 # --http options that become one environment variable each, as the route reads them.
 _HTTP_BOUNDS = {
     "header_timeout": "KINETIS_DOCS_HEADER_TIMEOUT",
@@ -279,6 +288,15 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
     help="--http: connections per worker; the oldest idle one makes room.  [default: 1000]",
 )
 @click.option(
+    "--ranking",
+    type=click.Choice(["owndocs", "relevance"]),
+    default=None,
+    help=(
+        "--http: how search_docs ranks: owndocs (the OwnDocs contract's scoring) or "
+        "relevance (BM25, with the line each snippet starts on).  [default: owndocs]"
+    ),
+)
+@click.option(
     "--no-access-log",
     "quiet",
     is_flag=True,
@@ -327,6 +345,8 @@ def _http_environ(docs_dir: str | None, options: dict[str, Any]) -> dict[str, st
         environ["KINETIS_DOCS_PAGES_DIR"] = os.path.abspath(docs_dir)  # noqa: PTH100
     if options["private"]:
         environ["KINETIS_DOCS_PRIVATE"] = "1"
+    if options["ranking"]:
+        environ["KINETIS_DOCS_RANKING"] = options["ranking"]
     if options["rate_limit"]:
         environ["KINETIS_DOCS_RATE_LIMIT"] = str(options["rate_limit"])
     if options["rate_limit_storage"]:

@@ -78,10 +78,12 @@ class DocsApplication:
         *,
         pages_root: str | None = None,
         local_pages: str | None = None,
+        ranking: str = "owndocs",
     ) -> None:
         """`source` serves the catalogue (the live origin by default). `pages_root`, when
         given, is the local tree the HTTP route's tools serve instead of the catalogue.
-        `local_pages` names the directory `source` reads, for the instructions."""
+        `local_pages` names the directory `source` reads, for the instructions. `ranking`
+        is how `search_docs` ranks: `owndocs` (the contract's) or `relevance`."""
         self._instructions = (
             INSTRUCTIONS if local_pages is None else local_instructions(local_pages)
         )
@@ -89,6 +91,7 @@ class DocsApplication:
         self._source_lock = allocate_lock()
         self._tools = doc_toolset(self._page_text)
         self._pages_root = pages_root
+        self._ranking = ranking
         self._site: tuple[SitePages, Toolset] | None = None
 
     @property
@@ -146,9 +149,9 @@ class DocsApplication:
                 from .tools.site_tools import site_toolset  # noqa: PLC0415
 
                 pages: SitePages = (
-                    CataloguePages(self._page_source)
+                    CataloguePages(self._page_source, ranking=self._ranking)
                     if self._pages_root is None
-                    else TreePages(self._pages_root)
+                    else TreePages(self._pages_root, ranking=self._ranking)
                 )
                 self._site = (pages, site_toolset(pages))
             return self._site

@@ -1,73 +1,118 @@
-"""The search behind `search_docs`: substring scoring over every page, helped by a word index.
+"""The search behind `search_docs`: the pages of one site, ranked one of two ways.
 
-Scoring is the contract's: the query is lowercased and split on whitespace; for each token
-a page gains 4 when its title contains it and 1 more when its title, body or URL contains
-it. Pages scoring zero drop out; the rest sort high to low, equal scores by URL (code
-point order), and are cut to the limit. "Contains" is plain substring containment of the
-lowercased token in the lowercased text.
+- `owndocs` (the default): the contract's scoring (see `search.contract`), exactly; pages
+  scoring zero drop out, the rest sort high to low, equal scores by the relevance score
+  (best first), then by URL (code point order), and are cut to the limit. The snippet is
+  today's: from a little before the first body occurrence of a query token.
+- `relevance`: BM25 over the pages' sections (see `search.relevance`); each result also
+  carries `line`, the page line its snippet (the best-matching passage) starts on.
 
-Checking every body for every token would scan the whole tree per token (about 15 ms for
-20 MB). A word index narrows that down without changing the meaning: any occurrence of a
-token lies in the page's text, so each run of word characters in the token lies inside one
-word of that page. The pages holding a word that contains every such run are the only
-candidates, and each candidate is then checked for the token itself. A token that is one
-run of word characters needs no check; one holding anything else can need a pass over
-every page's text, which is why `search_docs` bounds how many different tokens a query has.
+Both keep the relevance index, since owndocs orders its ties by it; only owndocs keeps what
+the contract's scoring reads.
 
 An index is a snapshot: nothing changes it once built. `changed` builds the next one,
 sharing the pages it keeps, so any number of searches run at once on the snapshot they
 were handed, with no lock, while a change is being indexed.
 
-Pages are kept as UTF-8 bytes, the original (compressed) and a lowercased copy: a page
-holding one non-ASCII character would take 2 or 4 bytes per character as a `str`.
-Substring tests on UTF-8 bytes agree with those on code points.
+Each page's text is kept compressed: only the few pages a search returns are read back.
 """
 
 from __future__ import annotations
 
-import heapq
-import re
 import zlib
-from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-SNIPPET_LENGTH = 240
-TITLE_WEIGHT = 4
-MATCH_WEIGHT = 1
-_MAX_SCORE = 1 << 30
-_SNIPPET_LEAD = 60
+from .search.contract import ContractScores
+from .search.page_text import (
+    SNIPPET_LENGTH,
+    Section,
+    around,
+    clip,
+    first_heading,
+    first_paragraph,
+    sections,
+    split_frontmatter,
+    without_title_line,
+)
+from .search.passages import PageShape, read_page
+from .search.relevance import PageText, Query, RelevanceIndex, Snapshot
 
-_WORD = re.compile(r"\w+")
-_FRONTMATTER_FIELD = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
-# A YAML block scalar's header: `>` (folded) or `|` (literal), its indicators, a comment.
-_BLOCK_SCALAR = re.compile(r"[>|][1-9+-]{0,2}(?:\s+#.*)?")
+__all__ = ["RANKINGS", "SNIPPET_LENGTH", "Hit", "SearchIndex", "split_frontmatter"]
+
+OWNDOCS = "owndocs"
+RELEVANCE = "relevance"
+RANKINGS = (OWNDOCS, RELEVANCE)
+# Relevance mode reads this many of the pages the index ranks best (or the limit, if more),
+# and ranks them again with their best section: a long page whose one section answers is
+# not diluted by its length. Its weight beside the page's own score:
+RESCORED_PAGES = 5
+SECTION_WEIGHT = 0.25
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One result: a page's title, its URL and a snippet of at most 240 code points."""
+    """One result: a page's title, its URL and a snippet of at most 240 code points; in
+    relevance mode also the page line the snippet starts on."""
 
     title: str
     url: str
     snippet: str
-    score: int
+    score: float
+    line: int | None = None
 
 
 class _Page:
-    __slots__ = ("body", "fallback", "folded_body", "folded_title", "folded_url", "title", "url")
+    __slots__ = (
+        "fallback",
+        "folded_title",
+        "folded_url",
+        "section_chars",
+        "shape",
+        "text",
+        "title",
+        "url",
+    )
 
-    def __init__(self, url: str, text: str) -> None:
-        fields, body = split_frontmatter(text)
+    def __init__(
+        self, url: str, text: str, fields: dict[str, str], body: str, found: list[Section]
+    ) -> None:
         self.url = url
         self.title = fields.get("title") or first_heading(body) or url
-        # Snippets come from the prose: the `# ` title line would only repeat the title.
         # Compressed: only the few pages a search returns are ever read back.
-        self.body = zlib.compress(_without_title_line(body).encode("utf-8", "surrogatepass"), 1)
-        self.folded_body = body.lower().encode("utf-8", "surrogatepass")
+        self.text = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
         self.fallback = clip(fields.get("description") or first_paragraph(body))
+        # The page line each section starts on (the body's first line when it has none).
+        self.section_chars = len(body)
+        # Where its sections start (where the body does, when it has none), in its UTF-8.
+        start = len(text) - len(body)
+        self.shape = PageShape(
+            tuple(section.line for section in found) or (1 + text.count("\n", 0, start),),
+            _utf8_offsets(text, [section.offset for section in found] or [start]),
+        )
+
+    def full_text(self) -> str:
+        return zlib.decompress(self.text).decode("utf-8", "surrogatepass")
+
+    def utf8(self) -> bytes:
+        return zlib.decompress(self.text)
+
+    def folded_body(self) -> str:
+        return split_frontmatter(self.full_text())[1].lower()
+
+
+def _utf8_offsets(text: str, offsets: list[int]) -> tuple[int, ...]:
+    """Where in the UTF-8 of `text` each of its increasing `offsets` lies."""
+    if text.isascii():
+        return tuple(offsets)
+    found, done, size = [], 0, 0
+    for offset in offsets:
+        size += len(text[done:offset].encode("utf-8", "surrogatepass"))
+        done = offset
+        found.append(size)
+    return tuple(found)
 
 
 class SearchIndex:
@@ -78,22 +123,20 @@ class SearchIndex:
     wait for a change to be indexed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, ranking: str = OWNDOCS) -> None:
+        if ranking not in RANKINGS:
+            raise ValueError(f"unknown ranking {ranking!r}")
+        self.ranking = ranking
         self._pages: dict[int, _Page] = {}
         self._slot_of: dict[str, int] = {}
         self._free: list[int] = []  # slots of removed pages, for reuse
         self._next_slot = 0
-        self._every = 0  # bitmask of every slot in use
-        # word -> bitmask of the slots holding it. A page's own word set is not kept (it
-        # would take several times the text): removing a page finds its words again.
-        self._words: dict[str, int] = {}
-        # Every word on one line, for one `find` per run of word characters instead of a
-        # test per word; `_starts` holds where each line starts, `_ordered` its word.
-        self._vocabulary = ""
-        self._starts: list[int] = []
-        self._ordered: list[str] = []
-        self._by_rank: list[int] = []  # slots in URL order
+        self._relevance_index = RelevanceIndex()
+        self._relevance: Snapshot | None = None
+        self._contract: ContractScores | None = ContractScores() if ranking == OWNDOCS else None
         self._url_rank: dict[int, int] = {}
+        self._section_chars = 0  # over every page: what an average section is
+        self._sections = 0
 
     def __len__(self) -> int:
         return len(self._pages)
@@ -102,151 +145,133 @@ class SearchIndex:
         """A new snapshot: each `(url, text)` indexed as the page at `url`, replacing what
         was there, and each `(url, None)` removed. `updates` is read once, one page at a
         time, so a generator reading files never holds more than one page's text."""
-        index = SearchIndex()
+        index = SearchIndex.__new__(SearchIndex)
+        index.ranking = self.ranking
         index._pages = dict(self._pages)
         index._slot_of = dict(self._slot_of)
         index._free = list(self._free)
         index._next_slot = self._next_slot
-        index._every = self._every
-        index._words = dict(self._words)
-        vocabulary_changed = False
+        index._relevance_index = self._relevance_index
+        index._contract = None if self._contract is None else self._contract.copy()
+        index._section_chars, index._sections = self._section_chars, self._sections
+        removed: list[int] = []
+        added: list[tuple[int, PageText]] = []
         for url, text in updates:
-            vocabulary_changed |= index._remove(url)
+            slot = index._remove(url)
+            if slot is not None:
+                removed.append(slot)
             if text is not None:
-                vocabulary_changed |= index._put(url, text)
-        if vocabulary_changed:
-            index._index_vocabulary()
-        else:
-            index._vocabulary, index._starts, index._ordered = (
-                self._vocabulary,
-                self._starts,
-                self._ordered,
-            )
-        index._by_rank = sorted(index._pages, key=lambda slot: index._pages[slot].url)
-        index._url_rank = {slot: rank for rank, slot in enumerate(index._by_rank)}
+                added.append(index._put(url, text))
+        index._relevance = self._relevance_index.changed(removed, added)
+        if index._contract is not None:
+            index._contract.settle()
+        ordered = sorted(index._pages, key=lambda slot: index._pages[slot].url)
+        index._url_rank = {slot: rank for rank, slot in enumerate(ordered)}
         return index
 
-    def _put(self, url: str, text: str) -> bool:
-        """Index `text` at `url` (not indexed); whether a word new to the site came with it."""
+    def _put(self, url: str, text: str) -> tuple[int, PageText]:
         if self._free:
             slot = self._free.pop()
         else:
             slot = self._next_slot
             self._next_slot += 1
-        page = _Page(url, text)
-        bit = 1 << slot
-        new_word = False
-        for word in _words_in(page):
-            held = self._words.get(word)
-            if held is None:
-                new_word = True
-                self._words[word] = bit
-            else:
-                self._words[word] = held | bit
+        fields, body = split_frontmatter(text)
+        found = sections(text)
+        page = _Page(url, text, fields, body, found)
         self._pages[slot] = page
-        self._every |= bit
         self._slot_of[url] = slot
-        return new_word
+        if self._contract is not None:
+            self._contract.add(slot, page.folded_title, page.folded_url, body.lower())
+        self._section_chars += page.section_chars
+        self._sections += len(page.shape.lines)
+        headings = "\n".join(section.heading for section in found)
+        return slot, PageText(page.title, url, fields.get("description", ""), headings, body)
 
-    def _remove(self, url: str) -> bool:
-        """Remove the page at `url`, if any; whether a word left the site with it."""
+    def _remove(self, url: str) -> int | None:
         slot = self._slot_of.pop(url, None)
         if slot is None:
-            return False
-        bit = 1 << slot
-        gone_word = False
-        for word in _words_in(self._pages[slot]):
-            left = self._words[word] & ~bit
-            if left:
-                self._words[word] = left
-            else:
-                del self._words[word]
-                gone_word = True
-        del self._pages[slot]
-        self._every &= ~bit
+            return None
+        page = self._pages.pop(slot)
+        self._section_chars -= page.section_chars
+        self._sections -= len(page.shape.lines)
+        if self._contract is not None:
+            self._contract.remove(slot, page.folded_body())
         self._free.append(slot)
-        return gone_word
-
-    def _index_vocabulary(self) -> None:
-        self._ordered = list(self._words)
-        self._vocabulary = "\n".join(self._ordered)
-        self._starts = []
-        position = 0
-        for word in self._ordered:
-            self._starts.append(position)
-            position += len(word) + 1
+        return slot
 
     def search(self, query: str, limit: int) -> list[Hit]:
-        """The best `limit` pages for `query`, best first.
+        """The best `limit` pages for `query`, best first."""
+        if self._relevance is None:
+            return []
+        terms = self._relevance.read(query)
+        if self._contract is None:
+            return self._relevance_hits(terms, limit)
+        return self._owndocs_hits(query, terms, limit)
 
-        The work is linear in the site's text for each distinct token that is not one run of
-        word characters (each is checked in every page the word index leaves), so callers
-        bound the number of distinct tokens.
-        """
-        tokens = query.lower().split()
-        scores: dict[int, int] = {}
-        for token in dict.fromkeys(tokens):  # a repeated token scores again, found once
-            weight = tokens.count(token)
-            in_title, in_url = self._label_hits(token)
-            in_body = self._candidates(token) & self._every
-            if _WORD.fullmatch(token) is None:
-                # Beyond one run of word characters the candidates are a superset: check.
-                folded = token.encode("utf-8", "surrogatepass")
-                checked = 0
-                for slot in _slots(in_body & ~(in_title | in_url)):
-                    if folded in self._pages[slot].folded_body:
-                        checked |= 1 << slot
-                in_body = checked
-            found = in_url | in_body
-            for slot in _slots(in_title):
-                scores[slot] = scores.get(slot, 0) + (TITLE_WEIGHT + MATCH_WEIGHT) * weight
-            for slot in _slots(found & ~in_title):
-                scores[slot] = scores.get(slot, 0) + MATCH_WEIGHT * weight
-        rank = self._url_rank
-        # One integer per page orders by score, then URL: the top few come out of a heap.
-        keys = [(_MAX_SCORE - score) << 32 | rank[slot] for slot, score in scores.items()]
+    def _relevance_hits(self, terms: Query, limit: int) -> list[Hit]:
+        """The pages the index ranks best, each rescored with its best section, which is
+        read from its text together with the snippet's line (see `search.passages`)."""
+        relevance = self._relevance
+        assert relevance is not None  # noqa: S101 - search() checked it
+        words = relevance.passage_words(terms)
+        average = self._section_chars / max(1, self._sections)
         hits = []
-        for key in heapq.nsmallest(limit, keys):
-            page = self._pages[self._by_rank[key & 0xFFFFFFFF]]
-            hits.append(Hit(page.title, page.url, _snippet(page, tokens), _MAX_SCORE - (key >> 32)))
-        return hits
+        for slot, score in relevance.best_pages(terms, max(limit, RESCORED_PAGES)):
+            page = self._pages[slot]
+            passage = read_page(
+                page.utf8(),
+                page.shape,
+                words,
+                average_section=average,
+                title_words=relevance.title_words(page.title),
+            )
+            total = score + SECTION_WEIGHT * passage.section_score
+            hits.append(Hit(page.title, page.url, passage.snippet, total, passage.line))
+        hits.sort(key=lambda hit: -hit.score)
+        return hits[:limit]
 
-    def _label_hits(self, token: str) -> tuple[int, int]:
-        """Bitmasks of the pages whose title contains `token`, and of the others whose URL
-        does (a title hit already scores the +1 a URL hit would)."""
-        in_title = in_url = 0
-        for slot, page in self._pages.items():
-            if token in page.folded_title:
-                in_title |= 1 << slot
-            elif token in page.folded_url:
-                in_url |= 1 << slot
-        return in_title, in_url
-
-    def _candidates(self, token: str) -> int:
-        """A bitmask of the pages whose body may contain `token` (a superset)."""
-        mask = -1  # every page
-        for run in _WORD.findall(token):
-            mask &= self._pages_with_run(run)
-        return mask
-
-    def _pages_with_run(self, run: str) -> int:
-        mask = 0
-        found = self._vocabulary.find(run)
-        while found >= 0:
-            index = bisect_right(self._starts, found) - 1
-            mask |= self._words[self._ordered[index]]
-            following = index + 1
-            if following == len(self._starts) or mask == self._every:
+    def _owndocs_hits(self, query: str, terms: Query, limit: int) -> list[Hit]:
+        assert self._contract is not None  # noqa: S101
+        assert self._relevance is not None  # noqa: S101
+        # The groups of equal score that the cut reaches, best first: every page of them but
+        # the last is shown; the last shows as many as the limit leaves room for.
+        relevance: dict[int, float] = {}
+        room = limit
+        chosen: list[int] = []
+        scores: dict[int, int] = {}
+        for level, group in self._contract.ranked(query, limit):
+            scores.update(dict.fromkeys(group, level))
+            relevance.update(self._tie_order(terms, group, min(room, len(group))))
+            rank = self._url_rank
+            group.sort(key=lambda slot: (-relevance.get(slot, 0.0), rank[slot]))
+            chosen.extend(group[:room])
+            room -= min(room, len(group))
+            if not room:
                 break
-            found = self._vocabulary.find(run, self._starts[following])
-        return mask
+        tokens = query.lower().split()
+        return [
+            Hit(
+                self._pages[slot].title,
+                self._pages[slot].url,
+                _snippet(self._pages[slot], tokens),
+                scores[slot],
+            )
+            for slot in chosen
+        ]
+
+    def _tie_order(self, terms: Query, group: list[int], wanted: int) -> dict[int, float]:
+        """Relevance scores for the best `wanted` pages of `group` (others may be missing)."""
+        assert self._relevance is not None  # noqa: S101
+        if len(group) == 1:
+            return {}
+        return dict(self._relevance.best_pages(terms, wanted, among=group))
 
 
 def _snippet(page: _Page, tokens: list[str]) -> str:
     """Around the first body occurrence of a token, else the description or first paragraph."""
     if not tokens:
         return page.fallback
-    body = zlib.decompress(page.body).decode("utf-8", "surrogatepass")
+    body = without_title_line(split_frontmatter(page.full_text())[1])
     folded = body.lower()
     first = min(
         (found for found in (folded.find(token) for token in tokens) if found >= 0),
@@ -271,122 +296,3 @@ def _unfolded_position(text: str, folded_position: int) -> int:
         if count > folded_position:
             return position
     return len(text)
-
-
-def _slots(mask: int) -> Iterator[int]:
-    """The positions of the set bits of a non-negative `mask`, lowest first."""
-    bits = bin(mask)[:1:-1]
-    found = bits.find("1")
-    while found >= 0:
-        yield found
-        found = bits.find("1", found + 1)
-
-
-def _words_in(page: _Page) -> set[str]:
-    return set(_WORD.findall(page.folded_body.decode("utf-8", "surrogatepass")))
-
-
-def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
-    """A page's YAML frontmatter as flat `key: value` strings, and the text after it.
-
-    A top-level value on its own line, quoted or not, or a block scalar (`key: >` or
-    `key: |` and the indented lines below it, joined on one line); nothing else of YAML.
-    """
-    if not text.startswith("---"):
-        return {}, text
-    first_break = text.find("\n")
-    if first_break < 0 or text[3:first_break].strip():
-        return {}, text
-    end = text.find("\n---", first_break)
-    while end >= 0:
-        line_end = text.find("\n", end + 1)
-        closing = text[end + 4 : len(text) if line_end < 0 else line_end]
-        if not closing.strip():
-            break
-        end = text.find("\n---", end + 1)
-    if end < 0:
-        return {}, text
-    fields: dict[str, str] = {}
-    lines = text[first_break + 1 : end].splitlines()
-    index = 0
-    while index < len(lines):
-        matched = _FRONTMATTER_FIELD.match(lines[index])
-        index += 1
-        if not matched:
-            continue
-        value = matched.group(2)
-        if _BLOCK_SCALAR.fullmatch(value):
-            # `title: >` or `|`: the value is the indented lines below, on one line here.
-            block = []
-            while index < len(lines) and (not lines[index].strip() or lines[index][0] in " \t"):
-                block.append(lines[index].strip())
-                index += 1
-            value = " ".join(part for part in block if part)
-        else:
-            value = _unquoted(value)
-        fields.setdefault(matched.group(1), value)
-    line_end = text.find("\n", end + 1)
-    return fields, "" if line_end < 0 else text[line_end + 1 :]
-
-
-def _unquoted(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
-
-
-def _title_line(body: str) -> tuple[int, int] | None:
-    """Where the first `# ` heading line outside code fences starts and ends."""
-    fenced = False
-    start = 0
-    for line in body.splitlines(keepends=True):
-        if line.startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced and line.startswith("# "):
-            return start, start + len(line)
-        start += len(line)
-    return None
-
-
-def first_heading(body: str) -> str:
-    """The text of the first `# ` heading outside code fences, or ''."""
-    span = _title_line(body)
-    return "" if span is None else body[span[0] + 2 : span[1]].strip().rstrip("#").strip()
-
-
-def _without_title_line(body: str) -> str:
-    span = _title_line(body)
-    return body if span is None else body[: span[0]] + body[span[1] :]
-
-
-def first_paragraph(body: str) -> str:
-    """The first paragraph of prose: not a heading, a fence, a table, an import or markup."""
-    for block in re.split(r"\n\s*\n", body):
-        stripped = block.strip()
-        if stripped and not stripped.startswith(("#", "```", "~~~", "|", "<", "import ", "---")):
-            return stripped
-    return ""
-
-
-def clip(text: str, length: int = SNIPPET_LENGTH) -> str:
-    """`text` on one line (whitespace runs collapsed), cut at a word to `length` code points."""
-    flat = " ".join(text.split())
-    if len(flat) <= length:
-        return flat
-    cut = flat[: length - 1]
-    space = cut.rfind(" ")
-    if space > length // 2:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
-
-
-def around(body: str, position: int, length: int = SNIPPET_LENGTH) -> str:
-    """At most `length` code points of `body` on one line, starting a little before `position`."""
-    start = max(0, position - _SNIPPET_LEAD)
-    if start:
-        space = body.find(" ", start, position)
-        start = space + 1 if space >= 0 else start
-    window = body[start : position + 4 * length]
-    if not start:
-        return clip(window, length)
-    return "…" + clip(window, length - 1)

@@ -34,7 +34,7 @@ from typing import Protocol
 
 from . import catalogue
 from .exceptions import PageUnavailable, RejectedUrl
-from .search_index import Hit, SearchIndex
+from .search_index import OWNDOCS, Hit, SearchIndex
 from .sources.page_source import PageFetchError, PageSource
 from .sources.tree_files import PageFiles, Signature, read_inside, read_page
 from .sources.tree_watch import TreeWatch
@@ -61,6 +61,16 @@ class SitePages(Protocol):
     def close(self) -> None: ...
 
 
+class NothingReadable(Exception):
+    """A search over a catalogue none of whose pages could be read: not an empty result."""
+
+    def __init__(self, pages: int, reason: str) -> None:
+        super().__init__(
+            f"Search unavailable: none of the {pages} pages could be read ({reason}); "
+            "try again later, or read a page with fetch_page."
+        )
+
+
 def _log(message: str) -> None:
     print(f"kinetis-docs: {message}", file=sys.stderr, flush=True)
 
@@ -74,12 +84,15 @@ class CataloguePages:
         *,
         ttl: float = INDEX_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        ranking: str = OWNDOCS,
     ) -> None:
         self._source = source
+        self._ranking = ranking
         self._ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()  # guards the fields below, never held over a fetch
         self._index: SearchIndex | None = None
+        self._unreadable: str | None = None  # why, when the index holds no page at all
         self._built_at = 0.0
         self._rebuild: threading.Thread | None = None
         self._first_build = threading.Lock()
@@ -98,7 +111,11 @@ class CataloguePages:
             raise PageUnavailable(path, error.url, error.reason) from error
 
     def search(self, query: str, limit: int) -> list[Hit]:
-        return self._current_index().search(query, limit)
+        index = self._current_index()
+        unreadable = self._unreadable
+        if unreadable is not None and not len(index):
+            raise NothingReadable(len(catalogue.PAGES), unreadable)
+        return index.search(query, limit)
 
     def close(self) -> None:
         # A rebuild under way is not waited for: closing the page source, next, ends its
@@ -144,20 +161,24 @@ class CataloguePages:
 
     def _build(self) -> SearchIndex:
         slugs = [slug for slug, _, _ in catalogue.PAGES]
+        reasons: list[str] = []
         with ThreadPoolExecutor(_FETCH_WORKERS, thread_name_prefix="kinetis-docs fetch") as pool:
-            texts = list(pool.map(self._fetched_or_none, slugs))
-        index = SearchIndex().changed(
+            texts = list(pool.map(lambda slug: self._fetched_or_none(slug, reasons), slugs))
+        index = SearchIndex(self._ranking).changed(
             (catalogue_url(slug), text)
             for slug, text in zip(slugs, texts, strict=True)
             if text is not None
         )
+        # Kept beside the index it describes; read by search() with it.
+        self._unreadable = reasons[-1] if reasons and not len(index) else None
         release_freed_memory()
         return index
 
-    def _fetched_or_none(self, slug: str) -> str | None:
+    def _fetched_or_none(self, slug: str, reasons: list[str]) -> str | None:
         try:
             return self._source().fetch(slug)
         except PageFetchError as error:
+            reasons.append(error.reason)
             if not self._closed:
                 _log(f"search index: left out {error.url}: {error.reason}")
             return None
@@ -186,13 +207,19 @@ def catalogue_url(slug: str) -> str:
 class TreePages:
     """Every `*.md` and `*.mdx` file under `root`, read from disk on every call."""
 
-    def __init__(self, root: str, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        root: str,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        ranking: str = OWNDOCS,
+    ) -> None:
         # As given, not resolved: a root that is a symlink is followed where it leads now.
         self.root = os.path.abspath(root)  # noqa: PTH100 - str paths throughout
         self._clock = clock
         self._looked_at = -TREE_LOOK_SECONDS  # when the tree was last looked at whole
         self._lock = threading.Lock()  # one refresh at a time; never held over a search
-        self._index = SearchIndex()
+        self._index = SearchIndex(ranking)
         self._real_root: str | None = None  # the root as the index was last brought up to
         self._seen: dict[str, tuple[str, Signature]] = {}  # url -> (file, signature) indexed
         self._files = PageFiles()

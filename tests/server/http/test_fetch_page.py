@@ -308,3 +308,94 @@ def test_a_url_at_the_decoded_bound_is_still_read_however_long_its_encoding(
 ) -> None:
     result = tree_server.call_tool("fetch_page", {"url": url})
     assert result["isError"] is True  # no such page: looked for, not refused
+
+
+def _window(server: HttpServer, arguments: dict[str, object]) -> dict[str, object]:
+    result = server.call_tool("fetch_page", arguments)
+    assert "isError" not in result, result
+    document: dict[str, object] = json.loads(tool_text(result))
+    return document
+
+
+def test_windows_read_one_after_another_concatenate_to_the_file_byte_for_byte(
+    start_http: StartHttp, tmp_path: Path
+) -> None:
+    lines = [f"line {n} {'é' * (n % 7)} {'x' * (n * 37 % 900)}\r\n" for n in range(1, 700)]
+    text = "---\ntitle: Long\n---\n" + "".join(lines) + "\n\nno final newline"
+    root = write_tree(tmp_path / "tree", {"long.md": text, "huge-line.md": "y" * 40_000 + "\nz\n"})
+    server = start_http("--docs-dir", str(root), *UNLIMITED)
+    pieces, start = [], 1
+    while True:
+        window = _window(server, {"url": "/long", "startLine": start, "lineCount": 150})
+        assert window["url"] == "/long"
+        assert window["startLine"] == start
+        content = window["content"]
+        assert isinstance(content, str)
+        assert len(content.encode("utf-8")) <= 32 * 1024
+        assert content.count("\n") <= 150
+        pieces.append(content)
+        if not window["hasMore"]:
+            break
+        end = window["endLine"]
+        assert isinstance(end, int)
+        start = end + 1
+    assert "".join(pieces) == text
+    # The first line comes whole whatever its size; the window stops before the next.
+    first = _window(server, {"url": "/huge-line", "lineCount": 5})
+    assert first == {
+        "url": "/huge-line",
+        "startLine": 1,
+        "endLine": 1,
+        "hasMore": True,
+        "content": "y" * 40_000 + "\n",
+    }
+
+
+def test_a_window_past_the_last_line_is_line_out_of_range(tree_server: HttpServer) -> None:
+    result = tree_server.call_tool("fetch_page", {"url": "/guides/deploy", "startLine": 3})
+    assert result["isError"] is True
+    assert json.loads(tool_text(result)) == {"url": "/guides/deploy", "status": "line_out_of_range"}
+
+
+def test_a_window_argument_alone_reads_from_line_1_and_none_reads_the_whole_file(
+    tree_server: HttpServer,
+) -> None:
+    assert _window(tree_server, {"url": "/features", "lineCount": 1}) == {
+        "url": "/features",
+        "startLine": 1,
+        "endLine": 1,
+        "hasMore": True,
+        "content": "# Features\r\n",
+    }
+    assert _window(tree_server, {"url": "/features"}) == {
+        "url": "/features",
+        "content": TREE["features/index.md"],
+    }
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"startLine": 0},
+        {"startLine": "2"},
+        {"lineCount": 201},
+        {"lineCount": 0},
+        {"lineCount": 1.5},
+    ],
+)
+def test_a_window_argument_outside_its_schema_is_32602(
+    tree_server: HttpServer, arguments: dict[str, object]
+) -> None:
+    response = tree_server.rpc(
+        "tools/call", {"name": "fetch_page", "arguments": {"url": "/features", **arguments}}
+    )
+    assert response.json()["error"]["code"] == INVALID_PARAMS
+
+
+def test_tools_list_describes_the_window_arguments(tree_server: HttpServer) -> None:
+    tools = tree_server.rpc("tools/list", {}).json()["result"]["tools"]
+    (fetch,) = [tool for tool in tools if tool["name"] == "fetch_page"]
+    properties = fetch["inputSchema"]["properties"]
+    assert properties["startLine"]["type"] == "integer"
+    assert properties["lineCount"]["maximum"] == 200
+    assert fetch["inputSchema"]["required"] == ["url"]

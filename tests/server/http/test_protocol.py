@@ -70,7 +70,8 @@ def test_tools_list_is_exactly_the_two_tools_of_the_contract(tree_server: HttpSe
                     "name": "fetch_page",
                     "description": (
                         "Fetch the raw MDX content of a documentation page by URL path (for "
-                        'example, "/getting-started/introduction").'
+                        'example, "/getting-started/introduction"). With startLine or '
+                        "lineCount, only a window of whole lines (at most 200 lines and 32 KiB)."
                     ),
                     "inputSchema": {
                         "type": "object",
@@ -78,7 +79,28 @@ def test_tools_list_is_exactly_the_two_tools_of_the_contract(tree_server: HttpSe
                             "url": {
                                 "type": "string",
                                 "description": 'Page path starting with "/" or relative.',
-                            }
+                            },
+                            "startLine": {
+                                "type": "integer",
+                                "minimum": 1,
+                                "default": 1,
+                                "description": (
+                                    "First line to return, from 1 (a search result's `line`). "
+                                    "With startLine or lineCount, a window of whole lines comes "
+                                    "back instead of the whole file."
+                                ),
+                            },
+                            "lineCount": {
+                                "type": "integer",
+                                "minimum": 1,
+                                "maximum": 200,
+                                "default": 200,
+                                "description": (
+                                    "Most lines to return, 1 to 200; the window also stops "
+                                    "before 32 KiB, never splitting a line. Continue at "
+                                    "endLine + 1 while hasMore is true."
+                                ),
+                            },
                         },
                         "required": ["url"],
                     },

@@ -237,3 +237,29 @@ def test_a_symlinked_docs_dir_follows_a_release_swap_on_the_next_search_and_fetc
     assert [hit["url"] for hit in _results(server, {"query": "beta"})] == ["/guide"]
     fetched = json.loads(tool_text(server.call_tool("fetch_page", {"url": "/guide"})))
     assert fetched["content"] == "# Guide\n\nbeta\n"
+
+
+def test_ranking_relevance_gives_each_result_the_line_its_snippet_starts_on(
+    start_http: StartHttp, tmp_path: Path
+) -> None:
+    root = write_tree(
+        tmp_path / "tree",
+        {
+            "a.md": "# A\n\nintro\n\n## Cookies\n\nSet a cookie with useCookie.\n",
+            "b.md": "# B\n\nx\n",
+        },
+    )
+    server = start_http("--docs-dir", str(root), "--ranking", "relevance", *UNLIMITED)
+    assert _results(server, {"query": "useCookie"}) == [
+        # From the heading of the section that holds the word: line 5 of the file.
+        {"title": "A", "url": "/a", "snippet": "## Cookies Set a cookie with useCookie.", "line": 5}
+    ]
+
+
+def test_an_unknown_ranking_is_refused_in_one_line() -> None:
+    from kinetis_mcp_docs.server.http.settings import Settings, SettingsError  # noqa: PLC0415
+
+    assert Settings.from_environ({}).ranking == "owndocs"
+    assert Settings.from_environ({"KINETIS_DOCS_RANKING": "relevance"}).ranking == "relevance"
+    with pytest.raises(SettingsError, match="KINETIS_DOCS_RANKING='bm25'"):
+        Settings.from_environ({"KINETIS_DOCS_RANKING": "bm25"})

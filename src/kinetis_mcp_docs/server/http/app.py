@@ -60,7 +60,9 @@ class McpRoute:
 
     def __init__(self, settings: Settings, application: DocsApplication | None = None) -> None:
         self.settings = settings
-        self.application = application or DocsApplication(pages_root=settings.pages_dir)
+        self.application = application or DocsApplication(
+            pages_root=settings.pages_dir, ranking=settings.ranking
+        )
         self._methods = route_methods(self.application)
         self._guard = RebindingGuard(settings.allowed_hosts, settings.allowed_origins)
         self._limit = RateLimit(settings.rate_limit, settings.rate_limit_storage)

@@ -12,6 +12,8 @@ with uvicorn workers) configured by the same variables runs the same route.
 - `MCP_ENABLED`: true turns a private route on (it needs a token too).
 - `KINETIS_DOCS_PRIVATE`: true, private mode: dark (404) until enabled. Public otherwise.
 - `KINETIS_DOCS_PAGES_DIR`: a local tree of `*.md`/`*.mdx` to serve instead of the catalogue.
+- `KINETIS_DOCS_RANKING`: how `search_docs` ranks, `owndocs` (the contract's scoring, the
+  default) or `relevance` (see docs/http.md).
 - `KINETIS_DOCS_RATE_LIMIT`: requests per minute per key (60).
 - `KINETIS_DOCS_RATE_LIMIT_STORAGE`: `memory://` (per instance, the default) or `redis://...`
   (shared by every instance naming it).
@@ -36,6 +38,7 @@ IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 DEFAULT_RATE_LIMIT = 60
 DEFAULT_STORAGE = "memory://"
+RANKINGS = ("owndocs", "relevance")
 LOOPBACK_NETWORKS = ("127.0.0.0/8", "::1/128")
 ALLOWED_HOSTS = "KINETIS_DOCS_ALLOWED_HOSTS"
 
@@ -52,6 +55,7 @@ class Settings:
     private: bool = False
     enabled: bool = False
     pages_dir: str | None = None
+    ranking: str = RANKINGS[0]
     rate_limit: int = DEFAULT_RATE_LIMIT
     rate_limit_storage: str = DEFAULT_STORAGE
     trusted_proxies: tuple[IpNetwork, ...] = field(
@@ -80,12 +84,16 @@ class Settings:
             raise SettingsError(
                 f"KINETIS_DOCS_RATE_LIMIT_STORAGE={storage!r}: use memory:// or a redis:// URI"
             )
+        ranking = env.get("KINETIS_DOCS_RANKING") or RANKINGS[0]
+        if ranking not in RANKINGS:
+            raise SettingsError(f"KINETIS_DOCS_RANKING={ranking!r}: use owndocs or relevance")
         proxies = env.get("KINETIS_DOCS_TRUSTED_PROXIES")
         return cls(
             token=_token(env.get("MCP_BEARER_TOKEN") or None),
             private=_switch(env, "KINETIS_DOCS_PRIVATE"),
             enabled=_switch(env, "MCP_ENABLED"),
             pages_dir=env.get("KINETIS_DOCS_PAGES_DIR") or None,
+            ranking=ranking,
             rate_limit=rate_limit,
             rate_limit_storage=storage,
             trusted_proxies=networks(

@@ -13,8 +13,10 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from ..lines import MAX_LINE_COUNT, MAX_WINDOW_BYTES, read_window
+from ..site import NothingReadable
 from ..sources.page_paths import page_path, page_segments
-from .base import Argument, Text, Tool, Toolset, input_schema
+from .base import Argument, Integer, Text, Tool, Toolset, input_schema
 
 if TYPE_CHECKING:
     from ..site import SitePages
@@ -150,6 +152,34 @@ LIMIT = LenientNumber(
     high=MAX_LIMIT,
 )
 URL = Text("url", {"type": "string", "description": 'Page path starting with "/" or relative.'})
+# A window of the page, with kinetis_read_doc's rules (`lines.read_window`): either argument
+# asks for one; without both the whole file comes back, as the contract has it.
+START_LINE = Integer(
+    "startLine",
+    {
+        "type": "integer",
+        "minimum": 1,
+        "default": 1,
+        "description": (
+            "First line to return, from 1 (a search result's `line`). With startLine or "
+            "lineCount, a window of whole lines comes back instead of the whole file."
+        ),
+    },
+)
+LINE_COUNT = Integer(
+    "lineCount",
+    {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_LINE_COUNT,
+        "default": MAX_LINE_COUNT,
+        "description": (
+            f"Most lines to return, 1 to {MAX_LINE_COUNT}; the window also stops before "
+            f"{MAX_WINDOW_BYTES // 1024} KiB, never splitting a line. Continue at endLine + 1 "
+            "while hasMore is true."
+        ),
+    },
+)
 
 
 def text_result(text: str, *, is_error: bool = False) -> Result:
@@ -201,8 +231,16 @@ class SearchDocs(_SiteTool):
             return text_result("Missing or empty query.", is_error=True)
         if len(query) > MAX_QUERY_CHARACTERS or len(set(query.lower().split())) > MAX_QUERY_WORDS:
             return text_result(QUERY_TOO_LONG, is_error=True)
-        hits = self._pages.search(query, limit)
-        results = [{"title": hit.title, "url": hit.url, "snippet": hit.snippet} for hit in hits]
+        try:
+            hits = self._pages.search(query, limit)
+        except NothingReadable as error:  # not "no match": nothing could be searched
+            return text_result(str(error), is_error=True)
+        results: list[dict[str, object]] = []
+        for hit in hits:
+            result: dict[str, object] = {"title": hit.title, "url": hit.url, "snippet": hit.snippet}
+            if hit.line is not None:  # relevance mode: where the snippet starts
+                result["line"] = hit.line
+            results.append(result)
         return _document({"query": query, "results": results})
 
 
@@ -217,20 +255,41 @@ class FetchPage(_SiteTool):
                 "name": FETCH_PAGE,
                 "description": (
                     "Fetch the raw MDX content of a documentation page by URL path "
-                    '(for example, "/getting-started/introduction").'
+                    '(for example, "/getting-started/introduction"). With startLine or '
+                    "lineCount, only a window of whole lines (at most 200 lines and 32 KiB)."
                 ),
-                "inputSchema": input_schema((URL,), ("url",), closed=False),
+                "inputSchema": input_schema((URL, START_LINE, LINE_COUNT), ("url",), closed=False),
             },
             pages,
         )
 
     def call(self, arguments: Arguments) -> Result:
         segments = page_segments(URL.take(FETCH_PAGE, arguments))
+        windowed = START_LINE.present(FETCH_PAGE, arguments) | LINE_COUNT.present(
+            FETCH_PAGE, arguments
+        )
+        start_line = START_LINE.take(FETCH_PAGE, arguments)
+        line_count = LINE_COUNT.take(FETCH_PAGE, arguments)
         path = page_path(segments)
         content = self._pages.read(segments, path)
         if content is None:
             return text_result(f"Page not found: {path}", is_error=True)
-        return _document({"url": path, "content": content})
+        if not windowed:
+            return _document({"url": path, "content": content})
+        window = read_window(content, start_line, line_count)
+        if window is None:
+            return text_result(
+                json.dumps({"url": path, "status": "line_out_of_range"}, indent=2), is_error=True
+            )
+        return _document(
+            {
+                "url": path,
+                "startLine": window.start_line,
+                "endLine": window.end_line,
+                "hasMore": window.has_more,
+                "content": window.content,
+            }
+        )
 
 
 def _unknown_tool(name: object) -> Result:

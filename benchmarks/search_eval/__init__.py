@@ -1,0 +1,1 @@
+"""The search evaluation: a real documentation tree at a fixed commit, and judged queries."""

@@ -1,0 +1,210 @@
+"""The search figures: quality on a real tree (`search_quality`), cost on synthetic trees
+(`search_cost`) and throughput over HTTP (`search_http`), for both rankings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.http import HttpServer, clean_environ, serve_http_argv
+
+from benchmarks import http_tree
+from benchmarks.http_figures import CONNECTIONS, _request, _tree
+from benchmarks.http_load import load
+from benchmarks.report import Row, X
+from benchmarks.search_eval import evaluate
+from benchmarks.stage import PROJECT_ROOT
+from benchmarks.wire import BenchError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from benchmarks.figures import Bench
+
+RANKINGS = ("owndocs", "relevance")
+TARGETS = {
+    "relevance": {"mrr@10": 0.90, "hit@1": 0.85, "hit@3": 0.95, "errors hit@1": 0.90},
+    "owndocs": {"mrr@10": 0.57},
+}
+
+
+def search_quality(bench: Bench) -> list[Row]:  # noqa: ARG001 - same signature as every figure
+    """MRR@10, Hit@k, snippet rate and agent bytes on the judged queries, for each ranking
+    and for plain BM25 (`bm25s`, where installed)."""
+    judged = evaluate.queries()
+    systems: list[tuple[str, evaluate.Scores | None, dict[str, evaluate.Scores]]] = []
+    for ranking in RANKINGS:
+        system, close = evaluate.route_system(ranking)
+        try:
+            scores = evaluate.evaluate(system, judged)
+        finally:
+            close()
+        systems.append((ranking, None, scores))
+    baseline = evaluate.bm25s_system()
+    if baseline is not None:
+        systems.append(("bm25s", None, evaluate.evaluate(baseline, judged)))
+    rows = []
+    for name, _, scores in systems:
+        overall = scores["all"].summary()
+        errors = scores["error"].summary()
+        figures = {**overall, "errors hit@1": errors["hit@1"]}
+        targets = TARGETS.get(name, {})
+        met = all(figures[key] >= bound for key, bound in targets.items()) if targets else None
+        rows.append(
+            Row(
+                f"search quality, {name}: MRR@10 / Hit@1 / Hit@3 / Hit@5 / errors Hit@1",
+                " / ".join(
+                    f"{figures[key]:.3f}"
+                    for key in ("mrr@10", "hit@1", "hit@3", "hit@5", "errors hit@1")
+                ),
+                "—",
+                "—",
+                ", ".join(f"{key} ≥ {bound}" for key, bound in targets.items()) or "—",
+                met,
+                data={kind: kind_scores.summary() for kind, kind_scores in scores.items()},
+                note=(
+                    f"{overall['queries']:.0f} judged queries over nuxt/nuxt's docs/; snippet "
+                    f"shows the answer for {overall['snippet_rate']:.0%} of answers found; "
+                    f"agent bytes (search, then one read) p50 {overall['agent_bytes_p50']:,.0f}"
+                    f", p95 {overall['agent_bytes_p95']:,.0f}"
+                ),
+            )
+        )
+        if name == "relevance":
+            snippet, p95 = overall["snippet_rate"], overall["agent_bytes_p95"]
+            rows.append(
+                Row(
+                    "search quality, relevance: snippet rate / agent bytes p95",
+                    f"{snippet:.0%} / {p95 / 1000:.1f} KB",
+                    "—",
+                    "—",
+                    "≥ 70% / ≤ 32 KB",
+                    snippet >= 0.70 and p95 <= 32_000,
+                )
+            )
+    return rows
+
+
+def _child_cost(root: str, ranking: str, draws: int) -> dict[str, object]:
+    """`search_cost.measure` in a fresh interpreter, so its RSS is the index's alone."""
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.search_cost",
+            root,
+            "--ranking",
+            ranking,
+            "--draws",
+            str(draws),
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
+    if completed.returncode:
+        raise BenchError(f"search_cost failed: {completed.stderr[-2000:]}")
+    figures: dict[str, object] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def search_cost(bench: Bench) -> list[Row]:
+    """Build time, RSS, p50 and the worst admissible query found, for each ranking, over
+    1,000 pages of 20 KB and (not with --quick) 10,000."""
+    quick = bench.settings.repeats < 15
+    trees: list[tuple[tuple[Path, int], float, float, float | None]] = [
+        (_tree(bench), 2.0, 0.002, 0.050)
+    ]
+    if not quick:
+        big = bench.stage.scratch / "search-tree-10k"
+        size = http_tree.write_tree(big, pages=10_000)
+        trees.append(((big, size), 30.0, 0.010, None))
+    rows = []
+    for (root, text_bytes), build_bound, p50_bound, worst_bound in trees:
+        pages = sum(1 for _ in root.rglob("*.md"))
+        text_mib = text_bytes / (1024 * 1024)
+        for ranking in RANKINGS:
+            figures = _child_cost(os.fspath(root), ranking, 20 if quick else 40)
+            build = float(figures["build_s"])  # type: ignore[arg-type]
+            grown = float(figures["rss_growth_mib"])  # type: ignore[arg-type]
+            p50 = float(figures["p50_s"])  # type: ignore[arg-type]
+            worst = float(figures["worst_cpu_s"])  # type: ignore[arg-type]
+            met = build <= build_bound and grown <= 3 * text_mib and p50 <= p50_bound
+            if worst_bound is not None:
+                met = met and worst <= worst_bound
+            rows.append(
+                Row(
+                    f"search_docs ({ranking}), {pages:,} pages: build / RSS / p50 / worst",
+                    f"{build:.1f} s / {grown / text_mib:.1f}{X} text / {p50 * 1000:.1f} ms / "
+                    f"{worst * 1000:.1f} ms",
+                    "—",
+                    "—",
+                    f"≤ {build_bound:g} s / ≤ 3{X} / ≤ {p50_bound * 1000:g} ms"
+                    + (f" / ≤ {worst_bound * 1000:g} ms" if worst_bound else ""),
+                    met,
+                    data=figures,
+                    note=(
+                        f"in-process through the tool; RSS growth in a fresh interpreter over "
+                        f"{text_mib:.1f} MiB of text; worst: CPU time of the costliest query "
+                        "a random search with hill climbing found (see benchmarks/search_cost.py)"
+                    ),
+                )
+            )
+    return rows
+
+
+def search_http(bench: Bench) -> list[Row]:
+    """`search_docs` (two words) at 32 connections on one worker, each ranking."""
+    root, _ = _tree(bench)
+    query = http_tree.queries()["two words"]
+    per_connection = 5 if bench.settings.repeats < 15 else 15
+    rows = []
+    for ranking in RANKINGS:
+        server = HttpServer(
+            serve_http_argv(
+                "--docs-dir",
+                os.fspath(root),
+                "--ranking",
+                ranking,
+                "--rate-limit",
+                "1000000000",
+                "--no-access-log",
+            ),
+            clean_environ(),
+        )
+        try:
+            server.call_tool("search_docs", {"query": query})  # builds the index
+            request = _request(
+                server.port,
+                "tools/call",
+                {"name": "search_docs", "arguments": {"query": query}},
+                "search_docs",
+            )
+            load(server.port, request, connections=CONNECTIONS, per_connection=2)
+            best = max(
+                (
+                    load(
+                        server.port, request, connections=CONNECTIONS, per_connection=per_connection
+                    )
+                    for _ in range(3)
+                ),
+                key=lambda run: run.per_second,
+            )
+        finally:
+            server.stop()
+        rows.append(
+            Row(
+                f"HTTP `search_docs` ({ranking}) at {CONNECTIONS} connections, one worker",
+                f"{best.per_second:,.0f}/s",
+                "—",
+                "—",
+                "≥ 1,000/s",
+                best.per_second >= 1000,
+                data={"per_second": best.per_second},
+            )
+        )
+    return rows

@@ -1,0 +1,252 @@
+"""The contract's scoring (`--ranking owndocs`), exactly, at a cost bounded for every token.
+
+The query is lowercased and split on whitespace; for each token a page gains 4 when its
+title contains it and 1 more when its title, body or URL contains it ("contains": substring
+containment of the lowercased token in the lowercased text).
+
+A token holds no whitespace, so any occurrence of it in a body lies inside one chunk of
+that body, a maximal run of non-whitespace (`str.split`'s), and a body contains it exactly
+when one of its chunks does. So bodies are never scanned: every distinct chunk of the site
+is kept once, on one line of one string, beside the bitmask of the pages holding it, and
+a token is found with one `str.find` pass over that string rather than over the text. The
+pass stops as soon as no page that could still hold the token is left: a page holds every
+character of a token it holds, and each character's pages are kept too (which also
+answers a token of one character outright).
+
+Titles and URLs are short, but a token is looked for in every one of them: each of their
+characters and pairs of characters is kept with the bitmask of the pages holding it, so a
+token of one or two characters is answered outright, and a longer one only checked against
+the pages holding each of its pairs.
+
+Scores are counted for every page at once, as bit planes (plane `i` holds bit `i` of every
+page's score): adding a token's weight to the pages of a bitmask is a few operations on
+whole bitmasks, and the pages of the best score left are found plane by plane, from the
+top. So nothing of a search loops over the pages one by one.
+
+A snapshot is never changed: `changed` returns a new one sharing what it kept.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator
+
+TITLE_WEIGHT = 4
+MATCH_WEIGHT = 1
+
+
+def chunks_of(folded_body: str) -> set[str]:
+    return set(folded_body.split())
+
+
+class ContractScores:
+    """The pages' lowercased titles, URLs and body chunks: what the contract's scoring reads."""
+
+    def __init__(self) -> None:
+        self._labels: dict[int, tuple[str, str]] = {}  # slot -> (folded title, folded url)
+        # Character or pair of characters -> bitmask of the slots whose title (or URL) holds it.
+        self._title_pieces: dict[str, int] = {}
+        self._url_pieces: dict[str, int] = {}
+        self._chunks: dict[str, int] = {}  # chunk -> bitmask of the slots holding it
+        self._pieces: dict[str, int] = {}  # character -> bitmask of the slots holding it
+        self._every = 0
+        self._vocabulary = ""
+        self._starts: list[int] = []
+        self._masks: list[int] = []
+        self._vocabulary_stale = False
+
+    def copy(self) -> ContractScores:
+        scores = ContractScores()
+        scores._labels = dict(self._labels)
+        scores._title_pieces = dict(self._title_pieces)
+        scores._url_pieces = dict(self._url_pieces)
+        scores._chunks = dict(self._chunks)
+        scores._pieces = dict(self._pieces)
+        scores._every = self._every
+        scores._vocabulary, scores._starts, scores._masks = (
+            self._vocabulary,
+            self._starts,
+            self._masks,
+        )
+        return scores
+
+    def add(self, slot: int, folded_title: str, folded_url: str, folded_body: str) -> None:
+        """Index a page at the free `slot` (only on a copy not yet searched)."""
+        bit = 1 << slot
+        self._labels[slot] = (folded_title, folded_url)
+        for label, pieces_of in (
+            (folded_title, self._title_pieces),
+            (folded_url, self._url_pieces),
+        ):
+            for piece in _pieces(label):
+                pieces_of[piece] = pieces_of.get(piece, 0) | bit
+        self._every |= bit
+        chunks, pieces = self._chunks, self._pieces
+        for chunk in chunks_of(folded_body):
+            chunks[chunk] = chunks.get(chunk, 0) | bit
+        for piece in set(folded_body):
+            pieces[piece] = pieces.get(piece, 0) | bit
+        self._vocabulary_stale = True
+
+    def remove(self, slot: int, folded_body: str) -> None:
+        """Remove the page at `slot`, whose body was `folded_body` (only on a copy)."""
+        keep = ~(1 << slot)
+        title, url = self._labels.pop(slot)
+        for label, pieces_of in ((title, self._title_pieces), (url, self._url_pieces)):
+            for piece in _pieces(label):
+                left = pieces_of[piece] & keep
+                if left:
+                    pieces_of[piece] = left
+                else:
+                    del pieces_of[piece]
+        self._every &= keep
+        for chunk in chunks_of(folded_body):
+            left = self._chunks[chunk] & keep
+            if left:
+                self._chunks[chunk] = left
+            else:
+                del self._chunks[chunk]
+        for piece in set(folded_body):
+            left = self._pieces[piece] & keep
+            if left:
+                self._pieces[piece] = left
+            else:
+                del self._pieces[piece]
+        self._vocabulary_stale = True
+
+    def settle(self) -> None:
+        """Lay out the vocabulary after the last `add` or `remove`, before any search."""
+        if not self._vocabulary_stale:
+            return
+        ordered = list(self._chunks)
+        self._vocabulary = "\n".join(ordered)
+        starts, position = [], 0
+        for chunk in ordered:
+            starts.append(position)
+            position += len(chunk) + 1
+        self._starts = starts
+        self._masks = [self._chunks[chunk] for chunk in ordered]
+        self._vocabulary_stale = False
+
+    def ranked(self, query: str, limit: int) -> list[tuple[int, list[int]]]:
+        """The pages scoring above zero for `query`, as groups of equal score, best first,
+        until the groups hold `limit` pages (or there are no more)."""
+        tokens = query.lower().split()
+        counter = _Counter()
+        scored = 0
+        for token in dict.fromkeys(tokens):  # a repeated token scores again, found once
+            weight = tokens.count(token)
+            in_title = self._in_labels(token, 0, self._title_pieces)
+            in_url = self._in_labels(token, 1, self._url_pieces) & ~in_title
+            found = (in_url | self._in_bodies(token, ~in_title)) & ~in_title
+            counter.add(in_title, (TITLE_WEIGHT + MATCH_WEIGHT) * weight)
+            counter.add(found, MATCH_WEIGHT * weight)
+            scored |= in_title | found
+        groups = []
+        left = limit
+        for score, mask in counter.groups(scored):
+            slots = list(_slots(mask))
+            groups.append((score, slots))
+            left -= len(slots)
+            if left <= 0:
+                break
+        return groups
+
+    def scores(self, query: str) -> dict[int, int]:
+        """Every page's score for `query`, the pages scoring zero left out."""
+        return {
+            slot: score for score, slots in self.ranked(query, len(self._labels)) for slot in slots
+        }
+
+    def _in_labels(self, token: str, which: int, pieces: dict[str, int]) -> int:
+        """A bitmask of the pages whose title (`which` 0) or URL (1) contains `token`."""
+        if len(token) <= _PIECE:
+            return pieces.get(token, 0)
+        possible = self._every
+        for start in range(len(token) - _PIECE + 1):
+            possible &= pieces.get(token[start : start + _PIECE], 0)
+            if not possible:
+                return 0
+        labels = self._labels
+        found = 0
+        for slot in _slots(possible):
+            if token in labels[slot][which]:
+                found |= 1 << slot
+        return found
+
+    def _in_bodies(self, token: str, wanted: int) -> int:
+        """A bitmask of the pages whose body contains `token`, exact among those in
+        `wanted` (others may or may not be in it)."""
+        pieces = self._pieces
+        if len(token) == 1:
+            return pieces.get(token, 0)
+        # Only a page holding every character of the token can hold it.
+        possible = self._every & wanted
+        for piece in set(token):
+            possible &= pieces.get(piece, 0)
+            if not possible:
+                return 0
+        found = 0
+        vocabulary, starts, masks = self._vocabulary, self._starts, self._masks
+        last = len(starts) - 1
+        position = vocabulary.find(token)
+        while position >= 0:
+            index = bisect_right(starts, position) - 1
+            found |= masks[index]
+            if found & possible == possible or index == last:
+                break
+            position = vocabulary.find(token, starts[index + 1])
+        return found & possible
+
+
+_PIECE = 2
+
+
+def _pieces(label: str) -> set[str]:
+    """Every character of `label` and every pair of neighbouring characters."""
+    return set(label) | {label[start : start + _PIECE] for start in range(len(label) - 1)}
+
+
+class _Counter:
+    """A count per page, as bit planes: `planes[i]` holds bit `i` of every page's count."""
+
+    __slots__ = ("planes",)
+
+    def __init__(self) -> None:
+        self.planes: list[int] = []
+
+    def add(self, mask: int, weight: int) -> None:
+        """Add `weight` to the count of every page in `mask`."""
+        planes = self.planes
+        for place in range(weight.bit_length()):
+            if not weight >> place & 1:
+                continue
+            carry, level = mask, place
+            while carry:
+                if level >= len(planes):
+                    planes.extend([0] * (level + 1 - len(planes)))
+                held = planes[level]
+                planes[level] = held ^ carry
+                carry &= held
+                level += 1
+
+    def groups(self, among: int) -> Iterator[tuple[int, int]]:
+        """The pages of `among` as (count, bitmask of the pages with it), highest first."""
+        left = among
+        while left:
+            best, count = left, 0
+            for level in range(len(self.planes) - 1, -1, -1):
+                with_bit = best & self.planes[level]
+                if with_bit:
+                    best, count = with_bit, count | 1 << level
+            yield count, best
+            left &= ~best
+
+
+def _slots(mask: int) -> Iterator[int]:
+    """The positions of the set bits of a non-negative `mask`, lowest first."""
+    bits = bin(mask)[:1:-1]
+    found = bits.find("1")
+    while found >= 0:
+        yield found
+        found = bits.find("1", found + 1)

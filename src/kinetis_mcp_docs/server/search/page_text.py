@@ -1,0 +1,168 @@
+"""A page's text as search reads it: frontmatter, title, sections, and snippet helpers.
+
+Of YAML only top-level `key: value` lines (quoted or not) and block scalars are read. A
+page's sections are cut at its headings outside code fences; each knows the page line it
+starts on, counted in the file as it is (frontmatter included), so that a window read at
+that line shows it.
+"""
+
+from __future__ import annotations
+
+import re
+
+SNIPPET_LENGTH = 240
+_SNIPPET_LEAD = 60
+_FRONTMATTER_FIELD = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+# A YAML block scalar's header: `>` (folded) or `|` (literal), its indicators, a comment.
+_BLOCK_SCALAR = re.compile(r"[>|][1-9+-]{0,2}(?:\s+#.*)?")
+# A heading line (its text in group 1) and a code fence's opening or closing line.
+_HEADING_LINE = re.compile(r"^[^\S\n]*#{1,6}[ \t]+(.*?)[ \t#]*\r?$", re.MULTILINE)
+_FENCE_LINE = re.compile(r"^[^\S\n]*(?:```|~~~)", re.MULTILINE)
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
+    """A page's YAML frontmatter as flat `key: value` strings, and the text after it.
+
+    A top-level value on its own line, quoted or not, or a block scalar (`key: >` or
+    `key: |` and the indented lines below it, joined on one line); nothing else of YAML.
+    """
+    if not text.startswith("---"):
+        return {}, text
+    first_break = text.find("\n")
+    if first_break < 0 or text[3:first_break].strip():
+        return {}, text
+    end = text.find("\n---", first_break)
+    while end >= 0:
+        line_end = text.find("\n", end + 1)
+        closing = text[end + 4 : len(text) if line_end < 0 else line_end]
+        if not closing.strip():
+            break
+        end = text.find("\n---", end + 1)
+    if end < 0:
+        return {}, text
+    fields: dict[str, str] = {}
+    lines = text[first_break + 1 : end].splitlines()
+    index = 0
+    while index < len(lines):
+        matched = _FRONTMATTER_FIELD.match(lines[index])
+        index += 1
+        if not matched:
+            continue
+        value = matched.group(2)
+        if _BLOCK_SCALAR.fullmatch(value):
+            # `title: >` or `|`: the value is the indented lines below, on one line here.
+            block = []
+            while index < len(lines) and (not lines[index].strip() or lines[index][0] in " \t"):
+                block.append(lines[index].strip())
+                index += 1
+            value = " ".join(part for part in block if part)
+        else:
+            value = _unquoted(value)
+        fields.setdefault(matched.group(1), value)
+    line_end = text.find("\n", end + 1)
+    return fields, "" if line_end < 0 else text[line_end + 1 :]
+
+
+def _unquoted(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _title_line(body: str) -> tuple[int, int] | None:
+    """Where the first `# ` heading line outside code fences starts and ends."""
+    fenced = False
+    start = 0
+    for line in body.splitlines(keepends=True):
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.startswith("# "):
+            return start, start + len(line)
+        start += len(line)
+    return None
+
+
+def first_heading(body: str) -> str:
+    """The text of the first `# ` heading outside code fences, or ''."""
+    span = _title_line(body)
+    return "" if span is None else body[span[0] + 2 : span[1]].strip().rstrip("#").strip()
+
+
+def without_title_line(body: str) -> str:
+    span = _title_line(body)
+    return body if span is None else body[: span[0]] + body[span[1] :]
+
+
+def first_paragraph(body: str) -> str:
+    """The first paragraph of prose: not a heading, a fence, a table, an import or markup."""
+    for block in re.split(r"\n\s*\n", body):
+        stripped = block.strip()
+        if stripped and not stripped.startswith(("#", "```", "~~~", "|", "<", "import ", "---")):
+            return stripped
+    return ""
+
+
+class Section:
+    """A run of a page's lines from one heading (or the page's start) to the next."""
+
+    __slots__ = ("heading", "line", "offset", "text")
+
+    def __init__(self, line: int, heading: str, text: str, offset: int = 0) -> None:
+        self.line = line  # the page line (from 1) the section starts on
+        self.heading = heading  # the heading's text, '' for what comes before the first
+        self.text = text
+        self.offset = offset  # where in the page's text it starts
+
+
+def sections(text: str) -> list[Section]:
+    """The sections of a page's whole text: the frontmatter is no section, and the text
+    before the first heading is one with no heading (left out when blank). Lines are
+    counted at `\\n` only, as a window read counts them."""
+    _, body = split_frontmatter(text)
+    line = 1 + text.count("\n", 0, len(text) - len(body))
+    marks = sorted(
+        [(found.start(), None) for found in _FENCE_LINE.finditer(body)]
+        + [(found.start(), found.group(1)) for found in _HEADING_LINE.finditer(body)],
+        key=lambda mark: mark[0],
+    )
+    starts: list[tuple[int, str]] = [(0, "")]
+    fenced = False
+    for position, heading in marks:
+        if heading is None:
+            fenced = not fenced
+        elif not fenced:
+            starts.append((position, heading))
+    found: list[Section] = []
+    counted = 0
+    ends = [start for start, _ in starts[1:]] + [len(body)]
+    for (start, heading), end in zip(starts, ends, strict=True):
+        line += body.count("\n", counted, start)
+        counted = start
+        content = body[start:end]
+        if heading or content.strip():
+            found.append(Section(line, heading, content, len(text) - len(body) + start))
+    return found
+
+
+def clip(text: str, length: int = SNIPPET_LENGTH) -> str:
+    """`text` on one line (whitespace runs collapsed), cut at a word to `length` code points."""
+    flat = " ".join(text.split())
+    if len(flat) <= length:
+        return flat
+    cut = flat[: length - 1]
+    space = cut.rfind(" ")
+    if space > length // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def around(body: str, position: int, length: int = SNIPPET_LENGTH) -> str:
+    """At most `length` code points of `body` on one line, starting a little before `position`."""
+    start = max(0, position - _SNIPPET_LEAD)
+    if start:
+        space = body.find(" ", start, position)
+        start = space + 1 if space >= 0 else start
+    window = body[start : position + 4 * length]
+    if not start:
+        return clip(window, length)
+    return "…" + clip(window, length - 1)

@@ -1,0 +1,240 @@
+"""Where a page answers a query: its best section, and the line a snippet starts on.
+
+The query's words are found in the page's body where a word of the text begins with one as
+the query spells it, or with its stem (`lazi` finds `lazy`), at most `MAX_MATCHES` times
+each; a word most pages hold (idf under `MIN_IDF`) tells no place from another and is not
+looked for. The page is read as the UTF-8 bytes it is kept as, lowercased in ASCII only
+(a third of the time of lowercasing text that holds one non-ASCII character): a word
+spelled with a capital outside ASCII (`É`) is found as the page spells it, lowercase.
+
+- **The best section** scores BM25 over the words found in it (each section's length
+  against the site's average), so that a long page whose one section answers is ranked by
+  that section too (see `search_index`).
+- **The snippet's line**: every line holding a word is scored by the words it holds. A word
+  weighs its idf times how rare it is among the page's lines: on the page about `useFetch`
+  every line says `useFetch`, and the line that answers "useFetch lazy" is the one saying
+  `lazy`; a word of the page's title tells no line from another and weighs
+  `TITLE_WORD_WEIGHT` of that. The words of the next two lines count half, since a snippet
+  of 240 characters runs on; a word a line defines — any word of a heading, the first word
+  of a list item or a table row, or the `code` a line starts with, as reference pages
+  introduce an option — counts twice there; the lines of the best section count half again.
+  The earliest of the best lines wins. The snippet starts at that line, or at the heading
+  of its section when both fit in one snippet, so that it names what it is about; with no
+  word found, at the body's first line. Its `line` is where a window read shows it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .page_text import SNIPPET_LENGTH, clip
+
+FOLLOWING_LINES = 2
+FOLLOWING_WEIGHT = 0.5
+DEFINITION_WEIGHT = 2.0
+BEST_SECTION_WEIGHT = 1.5
+TITLE_WORD_WEIGHT = 0.1
+# A heading is shown above the best line when this much text at most lies between them.
+HEADING_REACH = 200
+MAX_MATCHES = 64
+# BM25's idf of a word three pages in four hold.
+MIN_IDF = 0.3
+# BM25's parameters, as Tantivy's.
+BM25_K1 = 1.2
+BM25_B = 0.75
+# The words a snippet of `SNIPPET_LENGTH` characters can show come from this many lines.
+_SHOWN_LINES = 12
+# What a line defines: any word of a heading, else the first word of a list item or a table
+# row, or the `code` or **bold** a line starts with.
+_HEADING = re.compile(rb"\s*#{1,6}\s+(.*)")
+_DEFINING = re.compile(rb"\s*(?:(?:[-*+]|\d+[.)]|\|)\s*[`*_\s]*|[`*_]+)([^\s`*|:,(]+)")
+# The bytes a word is made of: ASCII letters and digits, and every byte of a character
+# outside ASCII.
+_WORD_BYTES = frozenset(
+    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" + bytes(range(0x80, 0x100))
+)
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word of the query: its idf, and where lowercased UTF-8 holds it."""
+
+    weight: float
+    found: re.Pattern[bytes]
+
+
+def word_pattern(spellings: Sequence[str]) -> re.Pattern[bytes]:
+    """Where lowercased UTF-8 holds one of `spellings` (lowercase). Only the places a word
+    begins are kept, by the caller: a boundary in the pattern itself would cost the regular
+    expression its fast search for the literal (ten times slower)."""
+    ordered = sorted(
+        {
+            re.escape(spelling.encode("utf-8", "surrogatepass"))
+            for spelling in spellings
+            if spelling
+        },
+        key=len,
+    )
+    return re.compile(b"|".join(reversed(ordered)))
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Where a page answers a query: its best section's score, and the snippet's line."""
+
+    section_score: float
+    line: int
+    snippet: str
+
+
+@dataclass(frozen=True)
+class PageShape:
+    """Where a page's sections start: their first lines, and their offsets in its UTF-8."""
+
+    lines: tuple[int, ...]
+    offsets: tuple[int, ...]
+
+
+def read_page(
+    data: bytes,
+    shape: PageShape,
+    words: dict[str, Word],
+    *,
+    average_section: float,
+    title_words: frozenset[str] = frozenset(),
+    length: int = SNIPPET_LENGTH,
+) -> Passage:
+    """The best section of the page (its UTF-8 `data`) for `words`, and the passage to show
+    from it."""
+    lowered = data.lower()
+    offsets = shape.offsets
+    found = _find(lowered, offsets[0] if offsets else 0, words)
+    lines = data.split(b"\n")
+    first = shape.lines[0] - 1 if shape.lines else 0
+    if not found:
+        return Passage(0.0, first + 1, _shown(lines, first, length))
+    # Line (from 0) of each place, and the words each line holds.
+    present: dict[int, set[str]] = {}
+    counts: dict[tuple[int, str], int] = {}  # (section, word) -> how often
+    line, at = 0, 0
+    for position, name in found:
+        line += lowered.count(b"\n", at, position)
+        at = position
+        present.setdefault(line, set()).add(name)
+        section = _section_of(shape.lines, line)
+        counts[section, name] = counts.get((section, name), 0) + 1
+    best_section, section_score = _best_section(
+        counts, offsets, len(lowered), words, average_section
+    )
+    held_by = {name: sum(name in held for held in present.values()) for name in words}
+    counted = max(1, len(lines) - first)
+    weight = {
+        name: word.weight
+        * math.log(1 + counted / held_by[name])
+        * (TITLE_WORD_WEIGHT if name in title_words else 1.0)
+        for name, word in words.items()
+        if held_by[name]
+    }
+    best, best_score = -1, 0.0
+    for number in sorted(present):
+        content = lines[number].decode("utf-8", "replace") if number < len(lines) else ""
+        if not _can_start(content):
+            continue
+        held = present[number]
+        score = sum(weight[name] for name in held)
+        defined = _defined(lines[number].lower(), held, words)
+        score += (DEFINITION_WEIGHT - 1) * sum(weight[name] for name in defined)
+        if _section_of(shape.lines, number) == best_section:
+            score *= BEST_SECTION_WEIGHT
+        following: set[str] = set()
+        for later in range(number + 1, number + 1 + FOLLOWING_LINES):
+            following |= present.get(later, set())
+        score += FOLLOWING_WEIGHT * sum(weight[name] for name in following - held)
+        if score > best_score:
+            best, best_score = number, score
+    if best < 0:
+        return Passage(section_score, first + 1, _shown(lines, first, length))
+    heading = shape.lines[_section_of(shape.lines, best)] - 1 if shape.lines else first
+    between = sum(len(content.strip()) for content in lines[heading:best])
+    if heading < best and between <= HEADING_REACH:
+        best = heading
+    return Passage(section_score, best + 1, _shown(lines, best, length))
+
+
+def _find(lowered: bytes, start: int, words: dict[str, Word]) -> list[tuple[int, str]]:
+    """Where, from `start`, a word of the text begins with one of `words`, in text order."""
+    found: list[tuple[int, str]] = []
+    for name, word in words.items():
+        if word.weight < MIN_IDF:
+            continue
+        count = 0
+        for match in word.found.finditer(lowered, start):
+            position = match.start()
+            if position and lowered[position - 1] in _WORD_BYTES:
+                continue  # inside a word, not at its beginning
+            found.append((position, name))
+            count += 1
+            if count == MAX_MATCHES:
+                break
+    found.sort()
+    return found
+
+
+def _best_section(
+    counts: dict[tuple[int, str], int],
+    offsets: Sequence[int],
+    end: int,
+    words: dict[str, Word],
+    average: float,
+) -> tuple[int, float]:
+    """The section scoring best by BM25 over the counted words, and its score."""
+    scores: dict[int, float] = {}
+    for (section, name), frequency in counts.items():
+        size = (offsets[section + 1] if section + 1 < len(offsets) else end) - (
+            offsets[section] if offsets else 0
+        )
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * size / max(1.0, average))
+        scores[section] = scores.get(section, 0.0) + words[name].weight * (
+            frequency * (BM25_K1 + 1) / (frequency + norm)
+        )
+    best = max(scores, key=lambda section: (scores[section], -section))
+    return best, scores[best]
+
+
+def _defined(line: bytes, held: set[str], words: dict[str, Word]) -> set[str]:
+    """The words of `held` that `line` (lowercased UTF-8) defines."""
+    heading = _HEADING.match(line)
+    if heading:
+        named = heading.group(1)
+    else:
+        defining = _DEFINING.match(line)
+        if defining is None:
+            return set()
+        named = defining.group(1)
+    return {
+        name
+        for name in held
+        if any(
+            not match.start() or named[match.start() - 1] not in _WORD_BYTES
+            for match in words[name].found.finditer(named)
+        )
+    }
+
+
+def _section_of(section_lines: Sequence[int], number: int) -> int:
+    """The index of the section holding line `number` (from 0)."""
+    return max(0, bisect_right(section_lines, number + 1) - 1)
+
+
+def _shown(lines: list[bytes], start: int, length: int) -> str:
+    shown = b"\n".join(lines[start : start + _SHOWN_LINES])
+    return clip(shown.decode("utf-8", "replace"), length)
+
+
+def _can_start(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith(("```", "~~~", "---"))

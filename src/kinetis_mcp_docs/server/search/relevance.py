@@ -1,0 +1,327 @@
+"""The relevance ranking's page score: BM25 over every page, in Tantivy.
+
+One document a page: its title, frontmatter `description`, URL path, headings and body,
+each field scored by BM25 and weighted (`FIELDS`). A word's weight in a field would be its
+idf *in that field*: "add" is rare among titles though every page body says it, so a title
+holding "add" would outrank the page a question is about. So every field's clause is
+rescaled to the word's idf over the whole page (its largest document frequency in any
+field): rare words weigh more, everywhere, and no stop-word list is needed. Identifiers are
+read two ways: as the text reads them (Tantivy's simple tokenizer: `use_async_data` is three
+words, `useAsyncData` one, so an exact identifier is one rare term), and, in titles and
+headings, split into the words they are made of (`use`, `async`, `data`), so that either
+spelling finds the page that defines it. Identifiers in a query are read both ways, and a
+query's dotted, dashed or underscored identifier is also looked up whole without its
+separators (`use_fetch` finds `useFetch`), its pieces then weighing less. Every run of three
+neighbouring words of a query is also a phrase (one more word between them allowed) in the
+text, the title, the description and the headings, so that a pasted error message finds the
+page quoting it.
+
+What one query costs is bounded: its `MAX_TERMS` rarest words, its `MAX_PHRASES` rarest
+phrases. The best section of each page the ranking keeps is scored apart (see `passages`),
+on the text the snippet is taken from.
+
+An index is shared by the snapshots built on it: `changed` commits a change and opens a new
+searcher, and a searcher keeps seeing the segments it was opened on, so a search on an
+older snapshot is unchanged by a later commit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import tantivy
+
+from .passages import Word, word_pattern
+
+# Field -> (analyzer, weight). "words": lowercased and stemmed (English); "parts":
+# identifiers split into their words, stemmed too.
+FIELDS = {
+    "title": ("words", 3.0),
+    "title_parts": ("parts", 1.0),
+    "description": ("words", 2.0),
+    "url": ("words", 0.5),
+    "headings": ("words", 2.0),
+    "heading_parts": ("parts", 0.7),
+    "body": ("words", 1.0),
+}
+PHRASE_FIELDS = ("title", "description", "headings", "body")
+PHRASE_WEIGHT = 0.7
+# A word of `use_fetch`: the query means the identifier, which is also looked up whole.
+PIECE_WEIGHT = 0.5
+PHRASE_WORDS = 3
+# One word more between them is still the phrase: a message quoted with "the" or "a" added.
+PHRASE_SLOP = 1
+MAX_TERMS = 32
+MAX_PASSAGE_WORDS = 12
+MAX_PHRASES = 16
+# How many pages a query reads from the index: enough for any limit (20) twice over.
+PAGE_HITS = 40
+_LONGEST_TERM = 64
+# A run of letters with at most one capital first (`Async`), a run of capitals (`URL`), or
+# digits; a digit run stays with the letters before it (`e2004`).
+_PARTS = r"\p{Lu}?[\p{Ll}\p{Lo}]+[0-9]*|\p{Lu}+[0-9]*|[0-9]+"
+# A run of letters and digits: a chunk of a query holding more than one is an identifier
+# written with separators.
+_RUNS = re.compile(r"[^\W_]+")
+_WRITER_HEAP = 50_000_000  # per indexing thread; the writer is dropped after each commit
+_WRITER_THREADS = 2
+
+
+def _analyzers() -> dict[str, tantivy.TextAnalyzer]:
+    def built(tokenizer: tantivy.Tokenizer) -> tantivy.TextAnalyzer:
+        return (
+            tantivy.TextAnalyzerBuilder(tokenizer)
+            .filter(tantivy.Filter.remove_long(_LONGEST_TERM))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.stemmer("english"))
+            .build()
+        )
+
+    return {
+        "words": built(tantivy.Tokenizer.simple()),
+        "parts": built(tantivy.Tokenizer.regex(_PARTS)),
+    }
+
+
+def _index(fields: dict[str, tuple[str, float]]) -> tantivy.Index:
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("page", stored=True, indexed=True)
+    for name, (analyzer, _) in fields.items():
+        # Identifier parts are never a phrase: their positions are not kept.
+        option = "freq" if analyzer == "parts" else "position"
+        builder.add_text_field(name, tokenizer_name=analyzer, index_option=option)
+    index = tantivy.Index(builder.build())
+    for name, built in _analyzers().items():
+        index.register_tokenizer(name, built)
+    return index
+
+
+@dataclass(frozen=True)
+class PageText:
+    """What one page is indexed with."""
+
+    title: str
+    url: str
+    description: str
+    headings: str
+    body: str
+
+
+class RelevanceIndex:
+    """The Tantivy index of one site's pages; `Snapshot`s search it."""
+
+    def __init__(self) -> None:
+        self._pages = _index(FIELDS)
+        self._analyzers = _analyzers()
+        self._lock = threading.Lock()  # one commit at a time
+
+    def changed(self, removed: Iterable[int], added: Iterable[tuple[int, PageText]]) -> Snapshot:
+        """Remove the pages in slots `removed`, index `added`, and open a searcher on that."""
+        with self._lock:
+            writer = self._pages.writer(_WRITER_HEAP, _WRITER_THREADS)
+            for slot in removed:
+                writer.delete_documents_by_term("page", slot)
+            for slot, page in added:
+                path = page.url.replace("/", " ")
+                writer.add_document(
+                    tantivy.Document(
+                        page=slot,
+                        title=page.title,
+                        title_parts=f"{page.title} {path}",
+                        description=page.description,
+                        url=path,
+                        headings=page.headings,
+                        heading_parts=page.headings,
+                        body=page.body,
+                    )
+                )
+            writer.commit()
+            writer.wait_merging_threads()
+            self._pages.reload()
+            return Snapshot(self, self._pages.searcher())
+
+    def analyze(self, analyzer: str, text: str) -> list[str]:
+        """The terms `text` holds, in order, as the fields of `analyzer` read it."""
+        return list(self._analyzers[analyzer].analyze(text))
+
+    @property
+    def schema(self) -> tantivy.Schema:
+        return self._pages.schema
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query as both indexes read it: its terms and phrases, by analyzer."""
+
+    terms: dict[str, list[str]]  # analyzer -> terms, rarest first
+    phrases: dict[str, list[list[str]]]  # analyzer -> phrases
+    # Terms that only stand for a piece of an identifier the query wrote whole, weighed less.
+    pieces: frozenset[str] = frozenset()
+    # The query's words as it spells them, lowercased: a snippet looks for them too.
+    spelled: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return any(self.terms.values())
+
+
+def _idf(documents: int, frequency: int) -> float:
+    """BM25's idf, as Tantivy computes it."""
+    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
+
+
+class _Side:
+    """One index's searcher and fields, and how a query is asked of it."""
+
+    def __init__(
+        self,
+        searcher: tantivy.Searcher,
+        schema: tantivy.Schema,
+        fields: dict[str, tuple[str, float]],
+    ) -> None:
+        self.searcher = searcher
+        self.schema = schema
+        self.fields = fields
+        self.documents = max(1, int(searcher.num_docs))
+
+    def frequency(self, term: str) -> int:
+        """The largest number of documents any field holds `term` in."""
+        return max(int(self.searcher.doc_freq(field, term)) for field in self.fields)
+
+    def idf(self, term: str) -> float:
+        return _idf(self.documents, self.frequency(term))
+
+    def query(self, query: Query, among: list[int] | None) -> tantivy.Query | None:
+        clauses = []
+        idf: dict[str, float] = {}
+        for field, (analyzer, weight) in self.fields.items():
+            for term in query.terms.get(analyzer, ()):
+                found = int(self.searcher.doc_freq(field, term))
+                if not found:
+                    continue
+                if term not in idf:
+                    idf[term] = self.idf(term)
+                # Rescaled from the field's own idf to the word's idf over the whole page.
+                boost = weight * idf[term] / _idf(self.documents, found)
+                if term in query.pieces:
+                    boost *= PIECE_WEIGHT
+                clause = tantivy.Query.term_query(self.schema, field, term)
+                clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(clause, boost)))
+        for field in PHRASE_FIELDS:
+            analyzer = self.fields[field][0]
+            for phrase in query.phrases.get(analyzer, ()):
+                words: list[str | tuple[int, str]] = list(phrase)
+                clause = tantivy.Query.phrase_query(self.schema, field, words, PHRASE_SLOP)
+                clauses.append(
+                    (tantivy.Occur.Should, tantivy.Query.boost_query(clause, PHRASE_WEIGHT))
+                )
+        if not clauses:
+            return None
+        asked = tantivy.Query.boolean_query(clauses)
+        if among is None:
+            return asked
+        chosen = tantivy.Query.term_set_query(self.schema, "page", among)
+        return tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, asked),
+                (tantivy.Occur.Must, tantivy.Query.const_score_query(chosen, 0.0)),
+            ]
+        )
+
+    def best(self, query: tantivy.Query, count: int) -> dict[int, float]:
+        """The best `count` pages, by slot, with their scores."""
+        found: dict[int, float] = {}
+        for score, address in self.searcher.search(query, count, count=False).hits:
+            slot = int(self.searcher.doc(address).get_first("page"))  # type: ignore[arg-type]
+            found[slot] = float(score)
+        return found
+
+
+class Snapshot:
+    """The index as one commit left it."""
+
+    def __init__(self, index: RelevanceIndex, searcher: tantivy.Searcher) -> None:
+        self._index = index
+        self._pages = _Side(searcher, index.schema, FIELDS)
+
+    def read(self, text: str) -> Query:
+        """`text` read as the indexes read it, keeping what costs the least to answer."""
+        terms: dict[str, list[str]] = {}
+        phrases: dict[str, list[list[str]]] = {}
+        # Identifiers written with separators (`use_fetch`, `import.meta.client`): each is
+        # also looked up whole; where the index holds it whole, its pieces weigh less.
+        chunks = text.split()
+        compounds = [runs for runs in map(_RUNS.findall, chunks) if len(runs) > 1]
+        whole = [
+            term
+            for runs in compounds
+            for term in self._index.analyze("words", "".join(runs))
+            if self._pages.frequency(term)
+        ]
+        alone = {
+            term
+            for chunk in chunks
+            if len(_RUNS.findall(chunk)) <= 1
+            for term in self._index.analyze("words", chunk)
+        }
+        pieces = {
+            term
+            for runs in compounds
+            if any(
+                self._pages.frequency(term) for term in self._index.analyze("words", "".join(runs))
+            )
+            for term in self._index.analyze("words", " ".join(runs))
+            if term not in alone
+        }
+        for analyzer in ("words", "parts"):
+            words = self._index.analyze(analyzer, text)
+            extra = whole if analyzer == "words" else []
+            distinct = list(dict.fromkeys(words + extra))
+            rarity = {term: self._pages.frequency(term) for term in distinct}
+            terms[analyzer] = sorted(distinct, key=rarity.__getitem__)[:MAX_TERMS]
+            if analyzer == "parts" or len(words) < PHRASE_WORDS:
+                continue
+            runs = dict.fromkeys(
+                tuple(words[start : start + PHRASE_WORDS])
+                for start in range(len(words) - PHRASE_WORDS + 1)
+            )
+            kept = [list(run) for run in runs if len(set(run)) == PHRASE_WORDS]
+            kept.sort(key=lambda run: sum(rarity.get(term, 0) for term in run))
+            phrases[analyzer] = kept[:MAX_PHRASES]
+        spelled = tuple(dict.fromkeys(word.lower() for word in _RUNS.findall(text)))
+        return Query(terms, phrases, frozenset(pieces), spelled[:MAX_TERMS])
+
+    def passage_words(self, query: Query) -> dict[str, Word]:
+        """The query's words (stemmed) as a snippet looks for them: each weighing its idf over
+        the pages, found where a word of the text begins with it or with a query word whose
+        stem it is."""
+        rarest = query.terms.get("words", ())[:MAX_PASSAGE_WORDS]
+        spellings: dict[str, set[str]] = {term: {term} for term in rarest}
+        for spelled in query.spelled:
+            for term in self._index.analyze("words", spelled):
+                if term in spellings:
+                    spellings[term].add(spelled)
+        return {
+            term: Word(
+                self._pages.idf(term) * (PIECE_WEIGHT if term in query.pieces else 1.0),
+                word_pattern(sorted(spelled)),
+            )
+            for term, spelled in spellings.items()
+        }
+
+    def title_words(self, title: str) -> frozenset[str]:
+        """The words of a title, as `passage_words` names them."""
+        return frozenset(self._index.analyze("words", title))
+
+    def best_pages(
+        self, query: Query, limit: int, among: list[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """Up to `limit` pages, best first, with their scores. With `among`, only those."""
+        asked = self._pages.query(query, among)
+        if asked is None:
+            return []
+        ranked = self._pages.best(asked, limit)
+        return sorted(ranked.items(), key=lambda item: -item[1])

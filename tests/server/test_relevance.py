@@ -1,0 +1,166 @@
+"""The relevance ranking (`--ranking relevance`), read as an agent would: search once, read
+the top hit at its line."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from benchmarks.search_cost import worst_query
+
+from benchmarks import http_tree
+from kinetis_mcp_docs.server.application import DocsApplication
+from kinetis_mcp_docs.server.search_index import SearchIndex
+from kinetis_mcp_docs.server.tools.base import Toolset
+from tests.support.http import tool_text, write_tree
+
+FILLER = "Pages render on the server first and then hydrate in the browser. " * 6
+
+PAGES = {
+    "/api/use-fetch": (
+        "---\ntitle: useFetch\ndescription: Fetch data with an SSR-friendly composable.\n---\n\n"
+        "## Usage\n\nCall it in setup:\n\n"
+        "```ts\nconst { data } = await useFetch('/api/modules')\n```\n\n"
+        "## Options\n\n- `lazy`: resolve after navigation.\n"
+        "- `server`: fetch on the server.\n"
+    ),
+    "/guide/data-fetching": (
+        "# Data Fetching\n\n"
+        + "You can fetch data with useFetch or with useAsyncData and $fetch. " * 5
+        + "\n\n## Caching\n\nuseFetch caches by key. useFetch again.\n"
+    ),
+    "/blog/announcing": (
+        "# Announcing 4.0\n\nuseFetch got faster, useFetch got smaller, useFetch everywhere.\n"
+    ),
+    "/guide/esm": (
+        "# ES Modules\n\n"
+        + FILLER
+        + "\n\n## Troubleshooting\n\nYou may see this in a terminal:\n\n"
+        "```\nSyntaxError: Named export 'named' not found. The requested module "
+        "'sample-library' is a CommonJS module, which may not support all module.exports as "
+        "named exports.\n```\n\nImport the default export instead.\n"
+    ),
+    "/guide/modules": (
+        "# Modules\n\nA module is a library: named exports, the default export, a CommonJS "
+        "module or an ES module, any module may be imported. " * 3 + "\n"
+    ),
+    "/guide/testing": (
+        "# Testing\n\n" + FILLER + "\n\n## Vitest\n\nConfigure vitest in vitest.config.ts to "
+        "run the unit tests.\n"
+    ),
+    "/guide/configuration": (
+        "# Configuration\n\nHow to configure the project: how to set options, how to read "
+        "them, how to change them.\n"
+    ),
+}
+
+
+def _relevance(pages: dict[str, str] = PAGES) -> SearchIndex:
+    return SearchIndex("relevance").changed(pages.items())
+
+
+def _urls(index: SearchIndex, query: str) -> list[str]:
+    return [hit.url for hit in index.search(query, 5)]
+
+
+def test_an_identifiers_own_reference_page_comes_first_not_the_pages_repeating_it() -> None:
+    index = _relevance()
+    assert _urls(index, "useFetch")[0] == "/api/use-fetch"
+    assert _urls(index, "useFetch lazy option")[0] == "/api/use-fetch"
+
+
+def test_an_identifier_written_another_way_finds_the_same_page() -> None:
+    index = _relevance()
+    for written in ("use_fetch", "use-fetch", "usefetch", "`useFetch()`", '"useFetch".'):
+        assert _urls(index, written)[0] == "/api/use-fetch", written
+
+
+def test_a_pasted_error_finds_the_page_that_quotes_it_and_its_snippet_shows_it() -> None:
+    index = _relevance()
+    message = (
+        "SyntaxError: Named export 'named' not found. The requested module 'sample-library' "
+        "is a CommonJS module, which may not support all module.exports as named exports."
+    )
+    (hit, *_) = index.search(message, 5)
+    assert hit.url == "/guide/esm"
+    assert "SyntaxError: Named export 'named' not found." in hit.snippet
+    assert hit.line is not None
+    # The snippet starts at the heading of the section quoting it, a few lines above.
+    shown = PAGES["/guide/esm"].splitlines()[hit.line - 1 : hit.line + 6]
+    assert shown[0] == "## Troubleshooting"
+    assert any(line.startswith("SyntaxError: Named export") for line in shown)
+
+
+def test_rare_words_weigh_more_than_words_every_page_has() -> None:
+    pages = {
+        f"/guide/{topic}": f"# {topic.title()}\n\nHow to configure {topic}: how to set it, "
+        f"how to read it, how to change it, and how to configure it again.\n"
+        for topic in [f"topic{number}" for number in range(40)]
+    }
+    pages["/guide/testing"] = "# Testing\n\nRun the unit tests with vitest.\n"
+    assert _urls(_relevance(pages), "how to configure vitest")[0] == "/guide/testing"
+
+
+def test_a_long_pages_matching_section_counts_and_the_snippet_starts_at_its_line() -> None:
+    (hit, *_) = _relevance().search("vitest unit tests", 5)
+    assert hit.url == "/guide/testing"
+    assert "Configure vitest" in hit.snippet
+    # It starts at the heading of the section that answers, which the snippet names too.
+    assert hit.line is not None
+    assert PAGES["/guide/testing"].splitlines()[hit.line - 1] == "## Vitest"
+    assert hit.snippet.startswith("## Vitest Configure vitest")
+
+
+def test_the_owndocs_ranking_has_no_line_and_relevance_results_all_do() -> None:
+    assert all(hit.line is None for hit in SearchIndex().changed(PAGES.items()).search("u", 9))
+    assert all(hit.line is not None for hit in _relevance().search("useFetch data", 9))
+
+
+@pytest.fixture(scope="module")
+def big_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("big")
+    http_tree.write_tree(root, pages=150)
+    return root
+
+
+@pytest.mark.parametrize("ranking", ["owndocs", "relevance"])
+def test_the_costliest_query_a_search_finds_costs_less_than_40_ordinary_ones(
+    big_tree: Path, ranking: str
+) -> None:
+    application = DocsApplication(pages_root=str(big_tree), ranking=ranking)
+    tools = application.site_tools()
+
+    def cost(query: str) -> float:
+        began = time.process_time()
+        result = tools.call("search_docs", {"query": query, "limit": 20})
+        spent = time.process_time() - began
+        assert "isError" not in result, query
+        return spent
+
+    try:
+        cost("warm")  # the index is built here
+        ordinary = statistics.median(cost(http_tree.queries()["two words"]) for _ in range(15))
+        _, worst = worst_query(cost, http_tree.vocabulary(), draws=16)
+    finally:
+        application.close()
+    assert worst < 40 * max(ordinary, 1e-4)
+
+
+def test_a_result_line_is_where_fetch_page_shows_the_snippet(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, {f"{url.strip('/')}.md": text for url, text in PAGES.items()})
+    application = DocsApplication(pages_root=str(root), ranking="relevance")
+    tools: Toolset = application.site_tools()
+    try:
+        found = json.loads(tool_text(tools.call("search_docs", {"query": "vitest unit tests"})))
+        top = found["results"][0]
+        assert set(top) == {"title", "url", "snippet", "line"}
+        window = json.loads(
+            tool_text(tools.call("fetch_page", {"url": top["url"], "startLine": top["line"]}))
+        )
+        assert window["startLine"] == top["line"]
+        assert window["content"].startswith("## Vitest\n\nConfigure vitest")
+    finally:
+        application.close()
