@@ -78,6 +78,18 @@ def test_several_workers_serve_the_same_route(start_http: StartHttp, docs_tree: 
             {"MCP_BEARER_TOKEN": "s3cret\x07token"},
             "MCP_BEARER_TOKEN holds a control character; no client could send it",
         ),
+        (
+            {"KINETIS_DOCS_HEADER_TIMEOUT": "0"},
+            "KINETIS_DOCS_HEADER_TIMEOUT='0': not a positive number of seconds",
+        ),
+        (
+            {"KINETIS_DOCS_BODY_TIMEOUT": "inf"},
+            "KINETIS_DOCS_BODY_TIMEOUT='inf': not a positive number of seconds",
+        ),
+        (
+            {"KINETIS_DOCS_MAX_CONNECTIONS": "many"},
+            "KINETIS_DOCS_MAX_CONNECTIONS='many': not a positive integer",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_status_2(settings: dict[str, str], line: str) -> None:
