@@ -1147,7 +1147,7 @@ def test_a_due_spawn_whose_update_fails_serves_though_its_stderr_is_full_and_unr
     assert "could not update" in line
     if failure == "pip cannot reach the index":
         # pip, blocked on the full stderr, is stopped by the bound on a start's check.
-        assert "Could not check for a newer kinetis-mcp-docs within 2.5 s" in line
+        assert "Could not check for a newer kinetis-mcp-docs within 1.5 s" in line
     assert not layout.last_update_check.exists()
 
 

@@ -13,9 +13,9 @@ Two entries, one body (`update`), and the command over the second:
   takes the lock (waiting while another process holds it), and updates only if it did not
   wait and the timestamp, read again under the lock, still says due. pip fails fast there:
   no retries and a short socket timeout (`FAIL_FAST`), and the check for a newer release
-  gets at most `SPAWN_RESOLVE_SECONDS`, so an unreachable index costs a spawn well under a
-  second, and an index or a name server that never answers less than three; nothing is
-  recorded, so the next spawn tries again.
+  gets at most `SPAWN_RESOLVE_SHARE` of the deadline (2.5 s of the default 5), so an
+  unreachable index costs a spawn well under a second, and an index or a name server that
+  never answers less than three; nothing is recorded, so the next spawn tries again.
 - `update_now`, the same update whatever the timestamp, under the same lock; and
   `run_update`, the `kinetis-docs update` command over it, which first proves the install
   directory ours and bounds the update as setup bounds an install, not as a spawn does.
@@ -62,9 +62,11 @@ DEFAULT_TIMEOUT_SECONDS = 5.0
 FAIL_FAST = ("--retries", "0", "--timeout", "1.5")
 # pip's --timeout does not bound a name lookup: a name server that never answers holds
 # getaddrinfo for the resolver's own timeouts (5 s, twice, by default). So on a spawn the
-# check for a newer release gets at most this much of the deadline, and a DNS black hole
-# costs what a silent index costs. A slower index is left to `kinetis-docs update`.
-SPAWN_RESOLVE_SECONDS = 2.5
+# check for a newer release gets at most this share of the deadline (2.5 s of the default
+# 5 s, and as much more as KINETIS_MCP_DOCS_UPDATE_TIMEOUT gives), and a DNS black hole
+# costs what a silent index costs, leaving the rest for a build. A slower index is left to
+# `kinetis-docs update`.
+SPAWN_RESOLVE_SHARE = 0.5
 
 
 def _quiet(line: str) -> None:
@@ -105,7 +107,12 @@ def update_if_due(
     """
     with update_lock(layout.lock, on_wait=on_wait) as held:
         if not held.waited and is_due(read_last_check(layout.last_update_check), time.time()):
-            update(layout, deadline=time.monotonic() + timeout, fail_fast=True)
+            update(
+                layout,
+                deadline=time.monotonic() + timeout,
+                fail_fast=True,
+                resolve_within=timeout * SPAWN_RESOLVE_SHARE,
+            )
         # Read under the lock: only a holder switches `current`.
         return os.path.realpath(layout.current)
 
@@ -153,13 +160,16 @@ def update(
     *,
     deadline: float | None,
     fail_fast: bool,
+    resolve_within: float | None = None,
     say: Callable[[str], None] = _quiet,
 ) -> Path | None:
     """Bring `current` up to the newest release within the requirement, by `deadline`.
 
     `deadline` is a `time.monotonic()` value (None: no bound); `fail_fast` adds `FAIL_FAST`
-    to every pip call. Returns the new environment when `current` was switched to one,
-    None when the installed one is already up to date; records the time in both cases.
+    to every pip call; `resolve_within` bounds the check for a newer release to that many
+    seconds (a spawn's share of its deadline). Returns the new environment when `current`
+    was switched to one, None when the installed one is already up to date; records the
+    time in both cases.
     Raises `InstallerError` (and records nothing) on any failure, the deadline included,
     having left the installed environment as it was. Must run under the update lock.
     """
@@ -171,7 +181,9 @@ def update(
         )
     options = list(FAIL_FAST) if fail_fast else []
     say(f"Checking for a newer release of {REQUIREMENT}")
-    resolved = _resolve_in_time(layout, installed, deadline=deadline, fail_fast=fail_fast)
+    resolved = _resolve_in_time(
+        layout, installed, deadline=deadline, fail_fast=fail_fast, within=resolve_within
+    )
     newest = resolved[DISTRIBUTION]
     if resolved.items() <= installed_distributions(installed).items():
         record_check(layout.last_update_check, time.time())
@@ -189,16 +201,22 @@ def update(
 
 
 def _resolve_in_time(
-    layout: InstallLayout, env: Path, *, deadline: float | None, fail_fast: bool
+    layout: InstallLayout,
+    env: Path,
+    *,
+    deadline: float | None,
+    fail_fast: bool,
+    within: float | None,
 ) -> dict[str, str]:
-    """`resolve`, failing fast and within `SPAWN_RESOLVE_SECONDS` on a spawn's path."""
-    if not fail_fast:
-        return resolve(layout, env, deadline=deadline, pip_options=[])
-    capped = time.monotonic() + SPAWN_RESOLVE_SECONDS
+    """`resolve`, with `FAIL_FAST` when asked, and given up after `within` seconds."""
+    options = list(FAIL_FAST) if fail_fast else []
+    if within is None:
+        return resolve(layout, env, deadline=deadline, pip_options=options)
+    capped = time.monotonic() + within
     if deadline is not None and deadline <= capped:
-        return resolve(layout, env, deadline=deadline, pip_options=list(FAIL_FAST))
+        return resolve(layout, env, deadline=deadline, pip_options=options)
     try:
-        return resolve(layout, env, deadline=capped, pip_options=list(FAIL_FAST))
+        return resolve(layout, env, deadline=capped, pip_options=options)
     except InstallerError:
         if time.monotonic() < capped:
             raise
@@ -206,9 +224,10 @@ def _resolve_in_time(
         from kinetis_mcp_docs.installer.advice import kinetis_docs  # noqa: PLC0415
 
         raise InstallerError(
-            f"Could not check for a newer {DISTRIBUTION} within {SPAWN_RESOLVE_SECONDS:g} s, "
-            "the most a client start waits for the package index (or a name server) to "
-            f"answer; `{kinetis_docs(layout.root, 'update')}` waits longer"
+            f"Could not check for a newer {DISTRIBUTION} within {within:g} s, the most a "
+            "client start waits for the package index (or a name server) to answer: half of "
+            f"its update deadline, which {TIMEOUT_VARIABLE} sets; "
+            f"`{kinetis_docs(layout.root, 'update')}` waits longer"
         ) from None
 
 
