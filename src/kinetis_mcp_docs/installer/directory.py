@@ -55,9 +55,11 @@ from kinetis_mcp_docs.installer.names import (
     CURRENT_NAME,
     ENVS_NAME,
     LAST_CHECK_NAME,
+    LAST_FAILURE_NAME,
     LOCK_NAME,
     PREVIOUS_NAME,
     REQUIREMENTS_NAME,
+    SOURCE_NAME,
 )
 
 DEFAULT_DIRECTORY_NAME = ".kinetis-mcp-docs"
@@ -70,7 +72,9 @@ _ENTRIES: list[tuple[str, Callable[[int], bool], str]] = [
     (PREVIOUS_NAME, stat.S_ISLNK, "the link to the environment before it"),
     (LOCK_NAME, stat.S_ISREG, "its update lock (a regular file)"),
     (LAST_CHECK_NAME, stat.S_ISREG, "the time of its last update (a regular file)"),
+    (LAST_FAILURE_NAME, stat.S_ISREG, "the time of its last failed update (a regular file)"),
     (REQUIREMENTS_NAME, stat.S_ISREG, "the requirement it installs (a regular file)"),
+    (SOURCE_NAME, stat.S_ISREG, "where it installs from (a regular file)"),
 ]
 
 

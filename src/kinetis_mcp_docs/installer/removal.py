@@ -39,9 +39,15 @@ def remove_install(layout: InstallLayout) -> list[str]:
         _remove(link, stat.S_ISLNK)
     discard_environments(layout)
     _remove(layout.envs, stat.S_ISDIR)  # only once empty
-    for small in (layout.last_update_check, layout.requirements):
+    state = (
+        layout.last_update_check,
+        layout.last_update_failure,
+        layout.requirements,
+        layout.package_source,
+    )
+    for small in state:
         _remove(small, stat.S_ISREG)
-    small_files = (layout.marker, layout.lock, layout.last_update_check, layout.requirements)
+    small_files = (layout.marker, layout.lock, *state)
     ours = {path.name for path in (*small_files, layout.current, layout.previous)}
     for name in os.listdir(layout.root):  # noqa: PTH208 - names, not paths, are compared
         match = _TEMPORARY.fullmatch(name)

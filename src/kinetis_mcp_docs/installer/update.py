@@ -2,10 +2,11 @@
 
 One resolution decides everything: pip is asked, without installing anything, what a fresh
 install of the requirement (`kinetis-mcp-docs>=1.0,<2`, with every dependency at its
-newest allowed version) would contain. If that is exactly what `current` holds, nothing is
-built and the time is recorded. Otherwise a new environment is built beside the installed
-one from those exact pins (`--no-deps`, so pip does not resolve a second time), checked
-offline and switched to (`candidate.py`).
+newest allowed version) would contain, looking where the install's recorded package source
+says (`package_source.py`), whoever updates. If that is exactly what `current` holds,
+nothing is built and the time is recorded. Otherwise a new environment is built beside the
+installed one from those exact pins (`--no-deps`, so pip does not resolve a second time),
+checked offline and switched to (`candidate.py`).
 
 Two entries, one body (`update`), and the command over the second:
 
@@ -15,7 +16,10 @@ Two entries, one body (`update`), and the command over the second:
   no retries and a short socket timeout (`FAIL_FAST`), and the check for a newer release
   gets at most `SPAWN_RESOLVE_SHARE` of the deadline (2.5 s of the default 5), so an
   unreachable index costs a spawn well under a second, and an index or a name server that
-  never answers less than three; nothing is recorded, so the next spawn tries again.
+  never answers less than three. pip's output is kept out of the client's log but for the
+  one line that says why it failed. A failure is recorded apart from the time of the last
+  success (`.last-update-failure`), so that the starts of the next hour serve at once
+  rather than each paying for it again (`throttle.RETRY_SECONDS`).
 - `update_now`, the same update whatever the timestamp, under the same lock; and
   `run_update`, the `kinetis-docs update` command over it, which first proves the install
   directory ours and bounds the update as setup bounds an install, not as a spawn does.
@@ -48,8 +52,17 @@ from kinetis_mcp_docs.installer.environment import (
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.lock import update_lock
-from kinetis_mcp_docs.installer.pip import run_pip
-from kinetis_mcp_docs.installer.throttle import is_due, read_last_check, record_check
+from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
+from kinetis_mcp_docs.installer.pip import PLAIN, PipRun, run_pip
+from kinetis_mcp_docs.installer.throttle import (
+    clear_failure,
+    is_due,
+    read_last_check,
+    read_last_failure,
+    record_check,
+    record_failure,
+    retry_deferred,
+)
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
 # Codex drops a server that has not started within 10 s, and Claude Code's wait is of the
@@ -99,29 +112,42 @@ def update_if_due(
 ) -> str:
     """A spawn's update; returns the environment `current` then points at (resolved).
 
-    Call once the timestamp, read without the lock, said an update is due. Takes the lock,
+    Call once the timestamps, read without the lock, said an update is due. Takes the lock,
     waiting while another process holds it (`on_wait` is called first). A spawn that had to
     wait does not update: the holder has just installed or updated, or tried. Otherwise the
-    timestamp is read again under the lock, and the update runs, bounded by `timeout`
-    seconds, only if it is still due. Raises `InstallerError` on any failure.
+    timestamps are read again under the lock, and the update runs, bounded by `timeout`
+    seconds, only if it is still due; a failure is recorded (`throttle.record_failure`), so
+    that the starts of the next hour do not each try again. Raises `InstallerError` on any
+    failure.
     """
     with update_lock(layout.lock, on_wait=on_wait) as held:
-        if not held.waited and is_due(read_last_check(layout.last_update_check), time.time()):
-            update(
-                layout,
-                deadline=time.monotonic() + timeout,
-                fail_fast=True,
-                resolve_within=timeout * SPAWN_RESOLVE_SHARE,
-            )
+        now = time.time()
+        if (
+            not held.waited
+            and is_due(read_last_check(layout.last_update_check), now)
+            and not retry_deferred(read_last_failure(layout.last_update_failure), now)
+        ):
+            try:
+                update(layout, deadline=time.monotonic() + timeout, spawn=timeout)
+            except InstallerError as error:
+                _record_failure(layout, error)
+                raise
         # Read under the lock: only a holder switches `current`.
         return os.path.realpath(layout.current)
+
+
+def _record_failure(layout: InstallLayout, error: InstallerError) -> None:
+    """Record a spawn's failed update; a failure to record it costs only the back-off."""
+    try:  # noqa: SIM105 - the spawn path keeps contextlib out
+        record_failure(layout.last_update_failure, time.time(), error.message)
+    except OSError:
+        pass
 
 
 def update_now(
     layout: InstallLayout,
     *,
     deadline: float | None,
-    fail_fast: bool = False,
     say: Callable[[str], None] = _quiet,
 ) -> Path | None:
     """The spawn's update, now, whatever the timestamp, under the same lock.
@@ -133,7 +159,7 @@ def update_now(
     with update_lock(
         layout.lock, on_wait=lambda: say(f"Waiting for another update of {layout.root}")
     ):
-        return update(layout, deadline=deadline, fail_fast=fail_fast, say=say)
+        return update(layout, deadline=deadline, say=say)
 
 
 def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Path | None:
@@ -146,32 +172,45 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
     root = resolve_directory(environ)
     layout = owned_install(root, "update")
     if layout is None:
+        from kinetis_mcp_docs.installer.advice import install_here  # noqa: PLC0415
+
         raise InstallerError(
-            f"Nothing is installed in {root}; install it with `kinetis-docs setup` (or "
-            "`kinetis-docs setup codex`)."
+            f"Nothing is installed in {root}; install it from a clone of kinetis-mcp-docs with "
+            f"`{install_here(root)}` (or `{install_here(root, 'codex')}`), as its README says."
         )
     say(f"Updating the install in {root}")
     deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
-    return update_now(layout, deadline=deadline, say=say)
+    switched = update_now(layout, deadline=deadline, say=say)
+    source = read_source(layout)
+    checkout = None if source is None else source.checkout()
+    if switched is None and checkout is not None:
+        from kinetis_mcp_docs.installer.advice import from_checkout  # noqa: PLC0415
+
+        say(
+            f"It is a source install of {checkout}, which takes the checkout's changes with "
+            f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
+        )
+    return switched
 
 
 def update(
     layout: InstallLayout,
     *,
     deadline: float | None,
-    fail_fast: bool,
-    resolve_within: float | None = None,
+    spawn: float | None = None,
     say: Callable[[str], None] = _quiet,
 ) -> Path | None:
     """Bring `current` up to the newest release within the requirement, by `deadline`.
 
-    `deadline` is a `time.monotonic()` value (None: no bound); `fail_fast` adds `FAIL_FAST`
-    to every pip call; `resolve_within` bounds the check for a newer release to that many
-    seconds (a spawn's share of its deadline). Returns the new environment when `current`
-    was switched to one, None when the installed one is already up to date; records the
-    time in both cases.
-    Raises `InstallerError` (and records nothing) on any failure, the deadline included,
-    having left the installed environment as it was. Must run under the update lock.
+    `deadline` is a `time.monotonic()` value (None: no bound). pip looks where the
+    install's recorded package source says (`package_source.py`). `spawn` is a client
+    start's update deadline in seconds, for the start's own bounds: `FAIL_FAST` on every pip
+    call, the check for a newer release given up after `SPAWN_RESOLVE_SHARE` of it, and
+    pip's output kept out of the client's log but for the line that says why it failed.
+    Returns the new environment when `current` was switched to one, None when the installed
+    one is already up to date; records the time in both cases. Raises `InstallerError` (and
+    records nothing) on any failure, the deadline included, having left the installed
+    environment as it was. Must run under the update lock.
     """
     check_install(layout)
     installed = current_environment(layout)
@@ -179,20 +218,31 @@ def update(
         raise InstallerError(
             f"{layout.current} does not point at an environment; run `kinetis-docs setup` again."
         )
-    options = list(FAIL_FAST) if fail_fast else []
-    say(f"Checking for a newer release of {REQUIREMENT}")
-    resolved = _resolve_in_time(
-        layout, installed, deadline=deadline, fail_fast=fail_fast, within=resolve_within
+    source = read_source(layout)
+    if source is not None and source.missing_wheelhouses():
+        raise _wheelhouse_gone(layout, source)
+    pip = PipRun(
+        environ=None if source is None else source.pip_environment(os.environ),
+        summarize=spawn is not None,
     )
+    options = list(FAIL_FAST) if spawn is not None else []
+    say(f"Checking for a newer release of {REQUIREMENT}")
+    within = None if spawn is None else spawn * SPAWN_RESOLVE_SHARE
+    resolved = _resolve_in_time(layout, installed, deadline=deadline, pip=pip, within=within)
     newest = resolved[DISTRIBUTION]
     if resolved.items() <= installed_distributions(installed).items():
         record_check(layout.last_update_check, time.time())
+        clear_failure(layout.last_update_failure)
         say(f"{DISTRIBUTION} {newest} is installed and up to date")
         return None
     pins = [f"{name}=={version}" for name, version in sorted(resolved.items())]
     say(f"Installing {DISTRIBUTION} {newest} beside {environment_version(installed)}")
     with candidate(
-        layout, [*options, "--quiet", "--no-deps", *pins], deadline=deadline, compile_beside=False
+        layout,
+        [*options, "--quiet", "--no-deps", *pins],
+        deadline=deadline,
+        compile_beside=False,
+        pip=pip,
     ) as new:
         say("Checking the new environment's server")
         new.check(deadline=deadline, expected=newest)
@@ -200,23 +250,40 @@ def update(
     return new.env
 
 
+def _wheelhouse_gone(layout: InstallLayout, source: PackageSource) -> InstallerError:
+    """The wheelhouses the install comes from are gone: say so, and how to install again."""
+    # Only on this failure: the spawn path imports no more than it needs.
+    from kinetis_mcp_docs.installer.advice import from_checkout  # noqa: PLC0415
+
+    houses = ", ".join(os.fspath(house) for house in source.wheelhouses())
+    checkout = source.checkout()
+    fix = (
+        f"`{from_checkout(checkout)}` builds it again (add `-- codex` for Codex)"
+        if checkout is not None
+        else "run setup again from where its packages are now"
+    )
+    return InstallerError(
+        f"The wheelhouse {layout.root} was installed from, {houses}, is gone; {fix}."
+    )
+
+
 def _resolve_in_time(
     layout: InstallLayout,
     env: Path,
     *,
     deadline: float | None,
-    fail_fast: bool,
+    pip: PipRun,
     within: float | None,
 ) -> dict[str, str]:
-    """`resolve`, with `FAIL_FAST` when asked, and given up after `within` seconds."""
-    options = list(FAIL_FAST) if fail_fast else []
+    """`resolve`, failing fast and given up after `within` seconds when given a bound."""
     if within is None:
-        return resolve(layout, env, deadline=deadline, pip_options=options)
+        return resolve(layout, env, deadline=deadline, pip_options=[], pip=pip)
+    options = list(FAIL_FAST)
     capped = time.monotonic() + within
     if deadline is not None and deadline <= capped:
-        return resolve(layout, env, deadline=deadline, pip_options=options)
+        return resolve(layout, env, deadline=deadline, pip_options=options, pip=pip)
     try:
-        return resolve(layout, env, deadline=capped, pip_options=options)
+        return resolve(layout, env, deadline=capped, pip_options=options, pip=pip)
     except InstallerError:
         if time.monotonic() < capped:
             raise
@@ -232,7 +299,12 @@ def _resolve_in_time(
 
 
 def resolve(
-    layout: InstallLayout, env: Path, *, deadline: float | None, pip_options: list[str]
+    layout: InstallLayout,
+    env: Path,
+    *,
+    deadline: float | None,
+    pip_options: list[str],
+    pip: PipRun = PLAIN,
 ) -> dict[str, str]:
     """What a fresh install of the requirement would hold: canonical name -> version.
 
@@ -259,6 +331,7 @@ def resolve(
             ],
             deadline=deadline,
             what=f"check for a newer {DISTRIBUTION}",
+            how=pip,
         )
         try:
             data = json.loads(report.read_text(encoding="utf-8"))
