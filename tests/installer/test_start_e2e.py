@@ -23,6 +23,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -60,6 +61,7 @@ from tests.support.processes import (
     PROC_AVAILABLE,
     children_of,
     holds_file,
+    holds_lock,
     kill_processes_mentioning,
     processes_mentioning,
     wait_for,
@@ -903,6 +905,106 @@ def test_a_spawn_inside_the_window_does_not_wait_for_a_running_setup(
         _answers(server, "1.0.0")
     _finish(server)
     assert _our_lines(server) == []
+
+
+# Takes the update lock of the install directory it is given, says so, and holds it until
+# a line arrives on stdin: another process, as setup or another client's start would be.
+LOCK_HOLDER = """
+import sys
+from pathlib import Path
+from kinetis_mcp_docs.installer.lock import update_lock
+from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
+with update_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+@pytest.fixture
+def lock_holder(old_install: Install) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the install's update lock, as the kernel's lock table shows."""
+    lock = old_install.layout.lock
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, os.fspath(lock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: lock.exists() and holds_lock(holder.pid, lock), "the lock held", WAIT)
+        yield holder
+    finally:
+        holder.kill()
+        holder.communicate(timeout=WAIT)
+
+
+def _release(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None
+    holder.stdin.write("release\n")
+    holder.stdin.flush()
+    assert holder.wait(timeout=WAIT) == 0
+
+
+def test_a_due_start_waits_for_a_held_lock_no_longer_than_its_deadline_then_serves_current(
+    old_install: Install,
+    lock_holder: subprocess.Popen[str],
+    wheelhouse_environ: dict[str, str],
+    spawns: Spawn,
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+
+    # A 2 s deadline: the other process holds the lock until the test lets it go.
+    server = spawns(layout, wheelhouse_environ | {TIMEOUT_VARIABLE: "2"})
+    _answers(server, "1.0.0")
+
+    assert holds_lock(lock_holder.pid, layout.lock)
+    assert _our_lines(server) == [
+        _waiting_line(old_install),
+        (
+            f"kinetis-docs: {layout.root} was still being updated after 2 s, this start's update "
+            "deadline; starting the version installed there now, 1.0.0."
+        ),
+    ]
+    _release(lock_holder)
+    _finish(server)
+    assert not layout.last_update_check.exists()
+    assert old_install.envs() == [old_install.original.name]
+
+
+def test_a_due_start_with_no_complete_install_yet_keeps_waiting_past_its_deadline_saying_so(
+    old_install: Install,
+    lock_holder: subprocess.Popen[str],
+    wheelhouse_environ: dict[str, str],
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    # As during a first setup: no `current` yet. The start runs its environment directly.
+    layout.current.unlink()
+    python = layout.python(old_install.original)
+    argv = [os.fspath(python), "-I", "-m", "kinetis_mcp_docs.installer.start"]
+    said = (
+        f"kinetis-docs: {layout.root} has no complete install yet ({layout.current} points at "
+        "none): waiting for the setup that holds its update lock to finish."
+    )
+
+    server = ServerProcess(argv, wheelhouse_environ | {TIMEOUT_VARIABLE: "1"})
+    try:
+        server.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE_PARAMS}
+        )
+        wait_for(lambda: said in _our_lines(server), "the start to say it waits on", WAIT)
+        assert server.lines == []
+        assert server.process.poll() is None
+
+        # The setup finishes: `current` appears, and the lock is released.
+        switch_to(layout, old_install.original)
+        _release(lock_holder)
+        assert server.receive(timeout=WAIT)["result"]["serverInfo"]["version"] == "1.0.0"
+        _finish(server)
+    finally:
+        server.kill()
+    assert _our_lines(server) == [_waiting_line(old_install), said]
 
 
 def test_a_spawn_during_setup_waits_and_starts_from_the_finished_install_without_a_check(

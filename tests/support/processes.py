@@ -55,6 +55,21 @@ def holds_file(pid: int, path: Path) -> bool:
     return any(os.path.realpath(fd) == os.path.realpath(path) for fd in fds.iterdir())
 
 
+def holds_lock(pid: int, path: Path) -> bool:
+    """Whether process `pid` holds an `flock` on `path`, as the kernel's lock table says.
+
+    `/proc/locks` lists each lock as `1: FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode>
+    0 EOF` (the device in hex), and a process blocked waiting for one behind `->`.
+    """
+    info = path.stat()
+    file = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    for line in Path("/proc/locks").read_text(encoding="ascii").splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[4:6] == [str(pid), file]:
+            return True
+    return False
+
+
 def peak_rss_kib(pid: int) -> int:
     """Process `pid`'s peak resident set size so far (`VmHWM`), in KiB."""
     for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():

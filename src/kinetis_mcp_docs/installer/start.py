@@ -8,8 +8,9 @@ In order:
    day), go straight to 4: no lock is taken and nothing of the update is imported. Past
    it, within an hour of a start's failed update (`.last-update-failure`), the same.
 3. An update is due: `update.update_if_due` takes `DIR/.update.lock`, waiting while it is
-   held. A spawn that had to wait does not update: the holder (another spawn, or `setup`)
-   has just installed or updated, or tried. Otherwise the timestamp is read again under
+   held, up to the update's deadline: past it, `current` (always a whole environment)
+   serves as it is. A spawn that had to wait does not update: the holder (another spawn,
+   or `setup`) has just installed or updated, or tried. Otherwise the timestamp is read again under
    the lock and, still due, the update runs, bounded by its deadline; any failure is one
    line on stderr and the installed server starts anyway. The lock is released — its
    descriptor closed — before the server runs, so a long session never holds off the
@@ -170,6 +171,7 @@ def _update(root: str) -> str:
             layout,
             timeout=update_timeout(os.environ),
             on_wait=lambda: _say(f"waiting for another update of {root} to finish."),
+            say=_say,
         )
     except Exception as error:  # noqa: BLE001 - every failure must still start the server
         reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)

@@ -51,7 +51,7 @@ from kinetis_mcp_docs.installer.environment import (
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
-from kinetis_mcp_docs.installer.lock import update_lock
+from kinetis_mcp_docs.installer.lock import LockBusy, update_lock
 from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
 from kinetis_mcp_docs.installer.pip import PLAIN, PipRun, run_pip
 from kinetis_mcp_docs.installer.throttle import (
@@ -108,31 +108,56 @@ def update_timeout(environ: Mapping[str, str]) -> float:
 
 
 def update_if_due(
-    layout: InstallLayout, *, timeout: float, on_wait: Callable[[], None] | None = None
+    layout: InstallLayout,
+    *,
+    timeout: float,
+    on_wait: Callable[[], None] | None = None,
+    say: Callable[[str], None] = _quiet,
 ) -> str:
     """A spawn's update; returns the environment `current` then points at (resolved).
 
     Call once the timestamps, read without the lock, said an update is due. Takes the lock,
-    waiting while another process holds it (`on_wait` is called first). A spawn that had to
-    wait does not update: the holder has just installed or updated, or tried. Otherwise the
+    waiting while another process holds it (`on_wait` is called first), but no longer than
+    `timeout` seconds, the start's own deadline: `current` is always a whole environment,
+    so past that the start serves it as it is (saying so through `say`), unless there is
+    none yet, as while a first setup runs, which it waits for. A spawn that had to wait does
+    not update: the holder has just installed or updated, or tried. Otherwise the
     timestamps are read again under the lock, and the update runs, bounded by `timeout`
     seconds, only if it is still due; a failure is recorded (`throttle.record_failure`), so
     that the starts of the next hour do not each try again. Raises `InstallerError` on any
     failure.
     """
-    with update_lock(layout.lock, on_wait=on_wait) as held:
-        now = time.time()
-        if (
-            not held.waited
-            and is_due(read_last_check(layout.last_update_check), now)
-            and not retry_deferred(read_last_failure(layout.last_update_failure), now)
-        ):
-            try:
-                update(layout, deadline=time.monotonic() + timeout, spawn=timeout)
-            except InstallerError as error:
-                _record_failure(layout, error)
-                raise
-        # Read under the lock: only a holder switches `current`.
+    started = time.monotonic()
+    try:
+        with update_lock(layout.lock, on_wait=on_wait, wait_at_most=timeout) as held:
+            now = time.time()
+            if (
+                not held.waited
+                and is_due(read_last_check(layout.last_update_check), now)
+                and not retry_deferred(read_last_failure(layout.last_update_failure), now)
+            ):
+                try:
+                    update(layout, deadline=started + timeout, spawn=timeout)
+                except InstallerError as error:
+                    _record_failure(layout, error)
+                    raise
+            # Read under the lock: only a holder switches `current`.
+            return os.path.realpath(layout.current)
+    except LockBusy:
+        pass
+    installed = current_environment(layout)
+    if installed is not None:
+        say(
+            f"{layout.root} was still being updated after {timeout:g} s, this start's update "
+            f"deadline; starting the version installed there now, "
+            f"{environment_version(installed)}."
+        )
+        return os.path.realpath(installed)
+    say(
+        f"{layout.root} has no complete install yet ({layout.current} points at none): "
+        "waiting for the setup that holds its update lock to finish."
+    )
+    with update_lock(layout.lock):
         return os.path.realpath(layout.current)
 
 
