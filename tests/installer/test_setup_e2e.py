@@ -584,6 +584,27 @@ def test_setup_into_the_home_directory_says_the_default_install_directory_is_in_
     assert sorted(path.name for path in machine.home.iterdir()) == [".kinetis-mcp-docs", ".profile"]
 
 
+def test_setup_refuses_an_empty_home_directory_and_writes_nothing_there(
+    tmp_path: Path, wheelhouse_env: dict[str, str]
+) -> None:
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+    machine.env["KINETIS_MCP_DOCS_DIR"] = os.fspath(machine.home)
+    assert list(machine.home.iterdir()) == []
+
+    result = machine.setup()
+
+    _assert_refused_in_one_line(
+        result,
+        f"Refusing to install into {machine.home}: it is your home directory; an install "
+        "directory is a directory of its own",
+        "unset KINETIS_MCP_DOCS_DIR to use the default",
+    )
+    assert list(machine.home.iterdir()) == []
+    # A second try is refused as the first: nothing was claimed.
+    assert machine.setup().returncode == 1
+    assert list(machine.home.iterdir()) == []
+
+
 def test_a_failed_verification_over_an_install_says_the_new_environment_stays_current(
     machine: Machine,
 ) -> None:

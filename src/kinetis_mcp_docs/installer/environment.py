@@ -270,6 +270,11 @@ def prune(layout: InstallLayout) -> None:
             entry.unlink(missing_ok=True)  # removes the link itself, never its target
 
 
+def named_as_built(name: str) -> bool:
+    """Whether `name` is named as `new_name` names the environments this installer builds."""
+    return _ENVIRONMENT_NAME.fullmatch(name) is not None
+
+
 def discard_environments(
     layout: InstallLayout, *, keep: set[str] | frozenset[str] = frozenset()
 ) -> None:
