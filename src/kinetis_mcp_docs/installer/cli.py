@@ -282,27 +282,43 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
     host = options["host"] or "127.0.0.1"
     port = 8000 if options["port"] is None else options["port"]
     workers = options["workers"] or 1
-    sys.exit(serve_http(host, port, workers, environ, access_log=not options["quiet"]))
+    typed = {
+        variable: option for variable, option in _HTTP_VARIABLES.values() if variable in environ
+    }
+    sys.exit(
+        serve_http(host, port, workers, environ, access_log=not options["quiet"], options=typed)
+    )
+
+
+# Each option of `serve --http` that becomes a variable of the route's settings, by name:
+# (the variable, the option as typed).
+_HTTP_VARIABLES = {
+    "docs_dir": ("KINETIS_DOCS_PAGES_DIR", "--docs-dir"),
+    "private": ("KINETIS_DOCS_PRIVATE", "--private"),
+    "rate_limit": ("KINETIS_DOCS_RATE_LIMIT", "--rate-limit"),
+    "rate_limit_storage": ("KINETIS_DOCS_RATE_LIMIT_STORAGE", "--rate-limit-storage"),
+    "trusted_proxy": ("KINETIS_DOCS_TRUSTED_PROXIES", "--trusted-proxy"),
+    "allowed_host": ("KINETIS_DOCS_ALLOWED_HOSTS", "--allowed-host"),
+    "allowed_origin": ("KINETIS_DOCS_ALLOWED_ORIGINS", "--allowed-origin"),
+}
 
 
 def _http_environ(docs_dir: str | None, options: dict[str, Any]) -> dict[str, str]:
     """The route's settings as the environment variables every worker reads."""
+    given = {**options, "docs_dir": docs_dir}
     environ: dict[str, str] = {}
-    if docs_dir:
-        environ["KINETIS_DOCS_PAGES_DIR"] = os.path.abspath(docs_dir)  # noqa: PTH100
-    if options["private"]:
-        environ["KINETIS_DOCS_PRIVATE"] = "1"
-    if options["rate_limit"]:
-        environ["KINETIS_DOCS_RATE_LIMIT"] = str(options["rate_limit"])
-    if options["rate_limit_storage"]:
-        environ["KINETIS_DOCS_RATE_LIMIT_STORAGE"] = options["rate_limit_storage"]
-    for option, variable in (
-        ("trusted_proxy", "KINETIS_DOCS_TRUSTED_PROXIES"),
-        ("allowed_host", "KINETIS_DOCS_ALLOWED_HOSTS"),
-        ("allowed_origin", "KINETIS_DOCS_ALLOWED_ORIGINS"),
-    ):
-        if options[option]:
-            environ[variable] = ",".join(options[option])
+    for name, (variable, _option) in _HTTP_VARIABLES.items():
+        value = given[name]
+        if not value:
+            continue
+        if name == "docs_dir":
+            environ[variable] = os.path.abspath(value)  # noqa: PTH100
+        elif name == "private":
+            environ[variable] = "1"
+        elif isinstance(value, tuple):
+            environ[variable] = ",".join(value)
+        else:
+            environ[variable] = str(value)
     return environ
 
 

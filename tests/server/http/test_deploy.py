@@ -91,6 +91,35 @@ def test_a_bad_setting_is_one_line_and_exit_status_2(settings: dict[str, str], l
 
 
 @pytest.mark.parametrize(
+    ("options", "line"),
+    [
+        (
+            ["--rate-limit-storage", "memcached://cache:11211"],
+            "--rate-limit-storage 'memcached://cache:11211': use memory:// or a redis:// URI",
+        ),
+        (
+            ["--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "not-an-address"],
+            "--trusted-proxy 'not-an-address': not an IP address or network",
+        ),
+    ],
+)
+def test_a_bad_option_is_named_as_typed_not_as_the_variable_it_becomes(
+    options: list[str], line: str
+) -> None:
+    done = subprocess.run(
+        serve_http_argv(*options),
+        env=clean_environ(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"kinetis-docs: {line}"]
+    assert "KINETIS_DOCS_" not in done.stderr
+
+
+@pytest.mark.parametrize(
     ("private", "enabled", "status"),
     [
         ("TRUE", "Yes", 200),

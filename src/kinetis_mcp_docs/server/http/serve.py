@@ -22,10 +22,28 @@ def beyond_loopback(host: str) -> bool:
     return host.lower() not in LOOPBACK_HOSTNAMES and not is_loopback(host.strip("[]"))
 
 
+def as_typed(error: SettingsError, options: Mapping[str, str]) -> str:
+    """The refusal, naming the option the user typed when the setting came from one."""
+    option = options.get(error.variable or "")
+    if option is None or error.value is None or error.problem is None:
+        return str(error)
+    return f"{option} {error.value!r}: {error.problem}"
+
+
 def serve(
-    host: str, port: int, workers: int, environ: Mapping[str, str], *, access_log: bool = True
+    host: str,
+    port: int,
+    workers: int,
+    environ: Mapping[str, str],
+    *,
+    access_log: bool = True,
+    options: Mapping[str, str] | None = None,
 ) -> int:
-    """Run the route until interrupted; the exit status. `environ` adds to this process's."""
+    """Run the route until interrupted; the exit status. `environ` adds to this process's.
+
+    `options` names the command-line option each variable of `environ` came from, so that
+    a setting refused is named as the user typed it.
+    """
     os.environ.update(environ)
     if ip_address(host.strip("[]")) is None:
         # A name bound (one /etc/hosts maps to 127.0.0.2, say) is a name this server answers
@@ -35,7 +53,7 @@ def serve(
     try:
         settings = Settings.from_environ()
     except SettingsError as error:
-        print(f"kinetis-docs: {error}", file=sys.stderr, flush=True)
+        print(f"kinetis-docs: {as_typed(error, options or {})}", file=sys.stderr, flush=True)
         return 2
     if beyond_loopback(host) and settings.token is None:
         print(
