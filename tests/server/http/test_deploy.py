@@ -42,6 +42,30 @@ def test_the_asgi_factory_runs_under_plain_uvicorn_configured_by_the_environment
         server.stop()
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_one_startup_line_names_the_port_it_got_and_the_endpoints_url(
+    start_http: StartHttp, docs_tree: Path, workers: str
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), "--port", "0", "--workers", workers)
+
+    bound = f"127.0.0.1:{server.port}"
+    line = f"kinetis-docs: serving MCP at http://{bound}/api/mcp (bound to {bound})\n"
+    server.wait_for_output(line)
+    assert server.output.count("kinetis-docs: serving MCP at") == 1
+    assert server.url == f"http://{bound}/api/mcp"
+    assert server.rpc("ping").status_code == 200
+
+
+def test_a_host_given_as_a_name_is_named_in_the_url_beside_the_address_bound(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), "--host", "localhost")
+    server.wait_for_output(
+        f"kinetis-docs: serving MCP at http://localhost:{server.port}/api/mcp (bound to "
+        f"127.0.0.1:{server.port})\n"
+    )
+
+
 def test_several_workers_serve_the_same_route(start_http: StartHttp, docs_tree: Path) -> None:
     server = start_http("--docs-dir", str(docs_tree), "--workers", "2")
     for _ in range(10):
