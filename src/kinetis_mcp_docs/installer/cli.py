@@ -186,6 +186,10 @@ def uninstall(client: str | None) -> None:
     run_uninstall(client, say=click.echo)
 
 
+# What puts the http extra in a virtual environment of its own, run in a clone (PEP 668:
+# a distribution's Python refuses `pip install` outside one).
+HTTP_EXTRA_FROM_CLONE = "python3 -m venv .venv && .venv/bin/pip install '.[http]'"
+
 _HTTP_ONLY = ("host", "port", "private", "workers", "rate_limit", "rate_limit_storage", "quiet")
 _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 
@@ -272,9 +276,13 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
     try:
         from kinetis_mcp_docs.server.http.serve import serve as serve_http  # noqa: PLC0415
     except ImportError as error:
+        # The package is not on PyPI yet, and an install's own environment is rebuilt by
+        # every update: name what works, an environment of its own made from a clone.
         click.echo(
-            f"kinetis-docs: serve --http needs the http extra ({error.name} is missing): "
-            "pip install 'kinetis-mcp-docs[http]'",
+            f"kinetis-docs: serve --http needs the http extra, which this environment lacks "
+            f"({error.name} is missing). From a clone of kinetis-mcp-docs, install it into an "
+            f"environment of its own with `{HTTP_EXTRA_FROM_CLONE}`, run in the clone, then "
+            "run `.venv/bin/kinetis-docs serve --http` there.",
             err=True,
         )
         sys.exit(1)
