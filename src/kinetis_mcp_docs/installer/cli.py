@@ -194,10 +194,30 @@ _HTTP_ONLY = ("host", "port", "private", "workers", "rate_limit", "rate_limit_st
 _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 
 
-@main.command(short_help="Run the MCP server here: stdio, or HTTP with --http.")
+class _OneLineUsage(click.UsageError):
+    """A refused command line of `serve`, in one line and exit status 2, as the stdio
+    server (`python -m kinetis_mcp_docs.server`) gives it: a client or a script reads one
+    line, not click's usage block."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"kinetis-docs: {self.format_message()}", file=file, err=file is None)
+
+
+class _ServeCommand(click.Command):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except _OneLineUsage:
+            raise
+        except click.UsageError as error:
+            message = error.format_message().rstrip(".")
+            raise _OneLineUsage(f"{message} (see `{ctx.command_path} --help`)", ctx) from None
+
+
+@main.command(cls=_ServeCommand, short_help="Run the MCP server here: stdio, or HTTP with --http.")
 @click.option(
     "--docs-dir",
-    type=click.Path(exists=True, file_okay=False),
+    metavar="DIR",
     help=(
         "stdio: serve kinetis://docs/<slug> from DIR/<slug>.md instead of the Kinetis "
         "repository. --http: serve every *.md and *.mdx file under DIR by its path."
@@ -265,11 +285,14 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
       directory; with --http, also the address it listens on, and the Redis
       server of a redis:// --rate-limit-storage.
     """
+    if docs_dir is not None and not os.path.isdir(docs_dir):  # noqa: PTH112
+        # The stdio server's own words for it, whichever way it is reached.
+        raise _OneLineUsage(f"--docs-dir {docs_dir}: not a directory")
     given = [name for name in (*_HTTP_ONLY, *_HTTP_LISTS) if options[name]]
     if not http:
         if given:
             flag = "--" + given[0].replace("_", "-")
-            raise click.UsageError(f"{flag} applies to --http only")
+            raise _OneLineUsage(f"{flag} applies to --http only")
         from kinetis_mcp_docs.server.stdio import main as serve_main  # noqa: PLC0415
 
         sys.exit(serve_main(["--docs-dir", docs_dir] if docs_dir else []))
