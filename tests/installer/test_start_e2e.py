@@ -64,6 +64,7 @@ from tests.support.processes import (
     holds_lock,
     kill_processes_mentioning,
     processes_mentioning,
+    sigint_restored,
     wait_for,
 )
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess, assert_only_frames
@@ -321,7 +322,8 @@ def spawns() -> Iterator[Spawn]:
     started: list[ServerProcess] = []
 
     def spawn(layout: InstallLayout, environ: Mapping[str, str]) -> ServerProcess:
-        process = ServerProcess(layout.start_argv(), environ)
+        # SIGINT's default action restored, for the tests that Ctrl-C a spawn.
+        process = ServerProcess(sigint_restored(layout.start_argv()), environ)
         started.append(process)
         return process
 

@@ -16,6 +16,7 @@ from kinetis_mcp_docs.server.catalogue import PAGES
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND
 from tests.server.conftest import SpawnServer
 from tests.support.origin import DocsOrigin, page_path
+from tests.support.processes import sigint_restored
 from tests.support.stdio import TIMEOUT, assert_only_frames, module_argv, serve_argv
 
 INDEX = "kinetis://docs/index"
@@ -134,7 +135,9 @@ def test_help_describes_the_server_and_its_option() -> None:
 
 def _start_on_a_terminal(argv: list[str]) -> tuple[subprocess.Popen[bytes], int]:
     controller, terminal = pty.openpty()
-    process = subprocess.Popen(argv, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        sigint_restored(argv), stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     os.close(terminal)
     return process, controller
 
@@ -173,7 +176,7 @@ def test_ctrl_c_during_a_stalled_read_ends_the_server_at_once(
     spawn_server: SpawnServer, docs_origin: DocsOrigin, origin_env: dict[str, str]
 ) -> None:
     docs_origin.serve(page_path("index"), body=b"# Index\n" * 100, stall_after=8)
-    server = spawn_server(module_argv(), origin_env)
+    server = spawn_server(sigint_restored(module_argv()), origin_env)
     server.send({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": INDEX}})
     docs_origin.wait_for_received(page_path("index"))
     started = time.monotonic()
