@@ -61,7 +61,7 @@ def test_status_of_a_working_install_reports_it_whole_and_exits_0(machine: Machi
         f"  Package source: the wheelhouse {house}, and no index",
         "Claude Code: kinetis-docs runs this install, with pages from the Kinetis repository",
         f"  Command: {' '.join(machine.registered_argv())}",
-        "  Claude Code reports: ✓ Connected",
+        "  Claude Code reports: ✔ Connected",
         "  Page read: ok: kinetis-mcp-docs 1.0.1 served kinetis://docs/index",
         "Codex: no kinetis-docs registration",
         "No problems: every client registered to this install reads its pages.",
@@ -106,7 +106,7 @@ def test_connected_is_not_taken_for_pages_readable_a_failed_read_exits_1_with_th
 
     assert code == 1
     claude = report["clients"][0]
-    assert claude["reported_status"] == "✓ Connected"
+    assert claude["reported_status"] == "✔ Connected"
     assert claude["page_read"]["ok"] is False
     kept = Path(claude["page_read"]["stderr_file"])
     said = kept.read_text().splitlines()[-1]
