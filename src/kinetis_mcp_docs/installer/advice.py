@@ -32,9 +32,10 @@ SESSION = ".venv/bin/nox -s setup_from_source"
 def kinetis_docs(root: Path, *words: str, pages: str | None = None) -> str:
     """`kinetis-docs WORDS` as a user runs it for the install directory `root`.
 
-    The install's own command when it has one (plain `kinetis-docs` before anything is
-    installed there), after `KINETIS_MCP_DOCS_DIR` when `root` is not the default and
-    `KINETIS_MCP_DOCS_PAGES` when `pages` is given (a `setup` keeping its pages directory).
+    The install's own command when it has one, after `KINETIS_MCP_DOCS_DIR` when `root` is
+    not the default and `KINETIS_MCP_DOCS_PAGES` when `pages` is given (a `setup` keeping
+    its pages directory). Without one, a setup is the README's from a clone
+    (`install_here`, which serves the clone's docs/), anything else plain `kinetis-docs`.
     """
     settings = []
     if root != resolve_directory({}):
@@ -42,8 +43,12 @@ def kinetis_docs(root: Path, *words: str, pages: str | None = None) -> str:
     if pages is not None:
         settings.append(f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(pages)}")
     command = InstallLayout(root).command
-    program = shlex.quote(os.fspath(command)) if os.access(command, os.X_OK) else COMMAND_NAME
-    return " ".join([*settings, program, *words])
+    if os.access(command, os.X_OK):
+        return " ".join([*settings, shlex.quote(os.fspath(command)), *words])
+    if words[:1] == ("setup",):
+        # No command of its own to run it with: the README's, in a clone.
+        return install_here(root, *words[1:])
+    return " ".join([*settings, COMMAND_NAME, *words])
 
 
 def from_checkout(checkout: Path, *arguments: str, pull: bool = False) -> str:

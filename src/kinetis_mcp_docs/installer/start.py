@@ -81,8 +81,8 @@ def main() -> int:
     if root is None:
         _say(
             f"{_ENVIRONMENT} is not an environment of a kinetis-mcp-docs install directory "
-            "(no envs/ parent with a valid .kinetis-mcp-docs marker); "
-            "run `kinetis-docs setup` again."
+            "(no envs/ parent with a valid .kinetis-mcp-docs marker); install it again as "
+            "the README says (from a clone: `.venv/bin/nox -s setup_from_source`)."
         )
         return 1
     pin_to_environment(_STARTED_AS, _ENVIRONMENT)

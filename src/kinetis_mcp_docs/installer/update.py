@@ -240,8 +240,13 @@ def update(
     check_install(layout)
     installed = current_environment(layout)
     if installed is None:
+        # Its own command is gone with it: name the README's.
+        from kinetis_mcp_docs.installer.advice import install_here  # noqa: PLC0415
+
         raise InstallerError(
-            f"{layout.current} does not point at an environment; run `kinetis-docs setup` again."
+            f"{layout.current} does not point at an environment; install it again from a "
+            f"clone of kinetis-mcp-docs with `{install_here(layout.root)}` (`-- codex` for "
+            "Codex)."
         )
     source = read_source(layout)
     if source is not None and source.missing_wheelhouses():
