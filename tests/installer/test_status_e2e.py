@@ -184,8 +184,8 @@ def test_status_of_a_directory_that_is_not_an_install_says_why_and_touches_nothi
     assert report["install"]["state"] == "not-ours"
     (problem,) = report["problems"]
     assert problem["problem"] == (
-        f"{machine.home} is not an install of this tool: it is your home directory, which "
-        "holds notes.txt; an install directory is a directory of its own"
+        f"{machine.home} is not an install of this tool: it is your home directory; an "
+        "install directory is a directory of its own"
     )
     assert [path.name for path in machine.home.iterdir()] == ["notes.txt"]
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from kinetis_mcp_docs.installer.layout import InstallLayout
+from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
 from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.machine import machine_at
@@ -48,13 +50,14 @@ def test_a_due_start_behind_a_silent_name_server_gives_up_the_check_at_half_its_
     last_check = machine.install / ".last-update-check"
     stale = time.time() - 2 * DAY
     record_check(last_check, stale)
-    # The index is a name only a name server could resolve.
+    # The index is a name only a name server could resolve: the one the install came from.
     env = {
         key: value
         for key, value in machine.env.items()
         if key not in {"PIP_FIND_LINKS", "PIP_NO_INDEX", "HTTPS_PROXY", TIMEOUT_VARIABLE}
     }
     env["PIP_INDEX_URL"] = UNRESOLVED_INDEX
+    record_source(InstallLayout(machine.install), PackageSource.of(env))
     if deadline is not None:
         env[TIMEOUT_VARIABLE] = deadline
 
