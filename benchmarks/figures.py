@@ -39,7 +39,8 @@ from kinetis_mcp_docs.installer.environment import (
     switch_to,
 )
 from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.throttle import read_last_check, record_check
+from kinetis_mcp_docs.installer.package_source import PackageSource, read_source, record_source
+from kinetis_mcp_docs.installer.throttle import read_failure, read_last_check, record_check
 
 READ_DOC = "kinetis_read_doc"
 SEARCH_DOC = "kinetis_search_doc"
@@ -214,9 +215,10 @@ def _due_and_inside(
 ) -> tuple[list[float], list[float]]:
     """Spawn times of the install: due ones, each followed by one inside the window.
 
-    Before each due spawn the timestamp is set three days back; `after_due` gets that time
-    and raises `BenchError` if the spawn did not do what the figure assumes. `wrapper`
-    runs both kinds of spawn (behind a silent name server, say).
+    Before each due spawn the timestamp is set three days back, and any failure the one
+    before recorded is forgotten, so that each tries; `after_due` gets that time and
+    raises `BenchError` if the spawn did not do what the figure assumes. `wrapper` runs
+    both kinds of spawn (behind a silent name server, say).
     """
     install = bench.installed()
     argv = [*wrapper, *start_argv(install)]
@@ -225,6 +227,7 @@ def _due_and_inside(
     for _ in range(bench.settings.update_spawns):
         stale = time.time() - 3 * 86_400
         _write_timestamp(install, stale)
+        InstallLayout(install).last_update_failure.unlink(missing_ok=True)
         due.append(spawn_to_initialize(argv, env))
         after_due(stale)
         _write_timestamp(install, time.time())
@@ -269,6 +272,27 @@ def update_day(bench: Bench) -> list[Row]:
 
 
 @contextmanager
+def _installed_from(layout: InstallLayout, environ: dict[str, str]) -> Iterator[None]:
+    """The install as if setup had run with `environ`'s pip settings: updates look where
+    those say (an index that is down, say), whatever the spawn's own environment holds."""
+    recorded = read_source(layout)
+    record_source(layout, PackageSource.of(environ))
+    try:
+        yield
+    finally:
+        if recorded is None:
+            layout.package_source.unlink(missing_ok=True)
+        else:
+            record_source(layout, recorded)
+
+
+def _failed(layout: InstallLayout, what: str) -> None:
+    """That a due spawn tried and recorded its failure (so the next hour's starts skip it)."""
+    if read_failure(layout.last_update_failure) is None:
+        raise BenchError(f"a due spawn with the {what} recorded no failure")
+
+
+@contextmanager
 def _silent_index() -> Iterator[str]:
     """An index URL on 127.0.0.1 that accepts every connection and never answers."""
     listener = socket.create_server(("127.0.0.1", 0), backlog=64)
@@ -307,8 +331,9 @@ def update_offline(bench: Bench) -> list[Row]:
     """A due spawn whose index is unreachable, against one inside the window.
 
     pip is pointed at the index alone (no wheelhouse), as a laptop offline or a dead
-    mirror would leave it. Each due spawn must serve the installed version, record
-    nothing (so the next spawn retries) and leave `current` as it was.
+    mirror would leave it; the install records that index as where it comes from. Each due
+    spawn must serve the installed version, record no check but its failure, and leave
+    `current` as it was.
     """
     layout = InstallLayout(bench.installed())
     current = os.path.realpath(layout.current)
@@ -331,12 +356,15 @@ def update_offline(bench: Bench) -> list[Row]:
                     raise BenchError(f"a due spawn with the {what} recorded a check")
                 if os.path.realpath(layout.current) != current:
                     raise BenchError(f"a due spawn with the {what} switched `current`")
+                _failed(layout, what)
 
             env = base | local | {"PIP_INDEX_URL": url}
-            due, inside = _due_and_inside(bench, env, nothing_recorded)
+            with _installed_from(layout, env):
+                due, inside = _due_and_inside(bench, env, nothing_recorded)
             note = (
-                "each due spawn served the installed version and recorded nothing, so the "
-                "next one retried."
+                "each due spawn served the installed version and recorded its failure "
+                "(forgotten before the next, which would otherwise skip the update for an "
+                "hour)."
             )
             rows.append(
                 _time_added(f"update-day spawn, {what}: time added", due, inside, target, note)
@@ -359,15 +387,18 @@ def _update_behind_a_black_hole(bench: Bench, base: dict[str, str], current: str
             raise BenchError("a due spawn behind a silent name server recorded a check")
         if os.path.realpath(layout.current) != current:
             raise BenchError("a due spawn behind a silent name server switched `current`")
+        _failed(layout, "silent name server")
 
     # No proxy: the spawn's network is its own, where pip must look the index's name up.
     env = {key: value for key, value in base.items() if "proxy" not in key.lower()}
     env["PIP_INDEX_URL"] = UNRESOLVED_INDEX
-    due, inside = _due_and_inside(bench, env, nothing_recorded, wrapper=hole)
+    with _installed_from(layout, env):
+        due, inside = _due_and_inside(bench, env, nothing_recorded, wrapper=hole)
     note = (
         "both kinds of spawn run in network and mount namespaces of their own whose "
         "resolv.conf names a UDP socket that never answers (`unshare`); the check for a "
-        "newer release is given up at 2.5 s, and nothing is recorded."
+        "newer release is given up at 2.5 s, half the default deadline, and only the "
+        "failure is recorded."
     )
     return _time_added(figure, due, inside, 3.0, note)
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -40,3 +44,59 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
 
     assert commands[-1] == TEST_COMMAND
     assert TEST_COMMAND in _shell_lines(README.read_text(encoding="utf-8"))
+
+
+# A pyenv with the four supported Pythons (and others), recording how it is called.
+_PYENV = """#!/bin/sh
+echo "pyenv $*" >> "$CI_LOG"
+case "$1" in
+    versions) printf '3.9.18\\n3.10.13\\n3.11.7\\n3.12.0\\n3.12.1\\n3.13.0\\n' ;;
+    init) echo true ;;
+esac
+"""
+# `python3 -m venv .venv`: makes the venv's pip and a nox that records what it sees.
+_PYTHON3 = """#!/bin/sh
+echo "python3 $*" >> "$CI_LOG"
+mkdir -p .venv/bin
+printf '#!/bin/sh\\necho "pip $*" >> "$CI_LOG"\\n' > .venv/bin/pip
+printf '#!/bin/sh\\necho "nox $* PYENV_VERSION=$PYENV_VERSION" >> "$CI_LOG"\\n' > .venv/bin/nox
+chmod +x .venv/bin/pip .venv/bin/nox
+"""
+
+
+def _executable(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def test_ci_shows_pyenvs_four_pythons_for_its_run_only_never_setting_pyenv_global(
+    tmp_path: Path,
+) -> None:
+    if not CI.exists():
+        pytest.skip("an sdist carries no .ci/run")
+    clone = tmp_path / "clone"
+    (clone / ".ci").mkdir(parents=True)
+    shutil.copy2(CI, clone / ".ci" / "run")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    _executable(tools / "pyenv", _PYENV)
+    _executable(tools / "python3", _PYTHON3)
+    log = tmp_path / "calls.log"
+    env = {"PATH": f"{tools}{os.pathsep}/usr/bin{os.pathsep}/bin", "CI_LOG": os.fspath(log)}
+
+    subprocess.run(["bash", ".ci/run"], cwd=clone, env=env, check=True, timeout=60)
+
+    calls = log.read_text(encoding="utf-8").splitlines()
+    assert [call for call in calls if call.startswith("pyenv")] == [
+        "pyenv versions --bare",
+        "pyenv versions --bare",
+        "pyenv versions --bare",
+        "pyenv versions --bare",
+        "pyenv init --path",
+    ]
+    # The newest of each supported minor, the one that `python3` runs first; nothing more.
+    assert calls[-3:] == [
+        "python3 -m venv .venv",
+        "pip install nox",
+        "nox  PYENV_VERSION=3.11.7:3.10.13:3.12.1:3.13.0",
+    ]

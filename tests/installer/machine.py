@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.clients import StubClient, install_stub
+from tests.support.processes import sigint_restored
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
 KINETIS_DOCS = Path(sys.executable).with_name("kinetis-docs")
@@ -74,10 +75,11 @@ class Machine:
     def started(self, *arguments: str) -> Iterator[subprocess.Popen[str]]:
         """`kinetis-docs ARGUMENTS` running, its output piped as text; killed if the block fails.
 
-        Reap it with `communicate` after the block.
+        SIGINT has its default action in it, so a test can Ctrl-C it whatever this process
+        ignores. Reap it with `communicate` after the block.
         """
         process = subprocess.Popen(
-            [os.fspath(KINETIS_DOCS), *arguments],
+            sigint_restored([os.fspath(KINETIS_DOCS), *arguments]),
             env=self.env,
             cwd=self.home,
             stdout=subprocess.PIPE,

@@ -8,6 +8,7 @@ modification times, so even a file written and removed again would show.
 from __future__ import annotations
 
 import os
+import pwd
 import stat
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from kinetis_mcp_docs.installer.directory import (
     Found,
     claim_directory,
     inspect_directory,
+    owned_install,
     resolve_directory,
     roll_back,
 )
@@ -171,16 +173,43 @@ def test_the_home_directory_is_refused_saying_the_default_install_directory_is_i
     )
 
 
-def test_a_home_directory_without_an_install_is_refused_naming_what_it_holds(
-    home: Path, fs: FakeFilesystem, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "holding",
+    [
+        pytest.param((), id="empty"),
+        pytest.param((".bashrc", ".claude.json", "Documents"), id="a user's files"),
+        pytest.param((".kinetis-mcp-docs-marker",), id="the marker, as an earlier setup left it"),
+    ],
+)
+def test_the_home_directory_is_refused_whatever_it_holds_without_naming_its_files(
+    home: Path, fs: FakeFilesystem, monkeypatch: pytest.MonkeyPatch, holding: tuple[str, ...]
 ) -> None:
     monkeypatch.setenv("HOME", HOME)
-    for name in (".bashrc", ".cache", "Documents", "notes.txt"):
-        fs.create_file(home / name)
+    for name in holding:
+        if name == ".kinetis-mcp-docs-marker":
+            fs.create_file(home / ".kinetis-mcp-docs", contents=MARKER)
+        else:
+            fs.create_file(home / name)
 
-    assert_refused(
-        home, "it is your home directory, which holds .bashrc, .cache, Documents and 1 more"
-    )
+    assert_refused(home, "it is your home directory; an install directory is a directory of its")
+    with pytest.raises(InstallerError) as refusal:
+        inspect_directory(home)
+    assert ".bashrc" not in refusal.value.message
+    assert ".claude" not in refusal.value.message
+    # `update` and `uninstall` refuse it as well.
+    with pytest.raises(InstallerError, match="it is your home directory"):
+        owned_install(home, "remove")
+
+
+def test_the_home_directory_named_by_the_password_database_is_refused_too(
+    fs: FakeFilesystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    account = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    fs.create_dir(account)
+    fs.create_dir("/elsewhere")
+    monkeypatch.setenv("HOME", "/elsewhere")
+
+    assert_refused(account, "it is your home directory")
 
 
 def test_a_marker_with_other_content_is_refused(root: Path, home: Path, fs: FakeFilesystem) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.lock import update_lock
-from tests.support.processes import PROC_AVAILABLE, holds_file
+from kinetis_mcp_docs.installer.lock import LockBusy, update_lock
+from tests.support.processes import PROC_AVAILABLE, holds_file, holds_lock
 
 TIMEOUT = 30
 
@@ -187,6 +187,34 @@ def test_a_held_lock_blocks_a_second_process_until_it_is_released(
     assert _line(holder) == "releasing"
     # It found the lock held when it arrived, and got it once the holder let go.
     assert _line(waiter) == "held waited=True"
+
+
+@needs_proc
+def test_a_wait_bounded_in_seconds_gives_up_while_another_process_still_holds_the_lock(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    lock = tmp_path / ".update.lock"
+    holder = _holding(lock, processes)
+    waited: list[bool] = []
+
+    with (
+        pytest.raises(LockBusy) as busy,
+        update_lock(lock, on_wait=lambda: waited.append(True), wait_at_most=0.2),
+    ):
+        pass
+
+    assert waited == [True]
+    assert busy.value.message == f"{lock} was still held by another process after 0.2 s"
+    # It gave up because the lock was held, not for any other reason: the kernel still
+    # lists the holder's lock, and once it lets go a bounded wait gets it.
+    assert holds_lock(holder.pid, lock)
+    assert holder.stdin is not None
+    holder.stdin.write("\n")
+    holder.stdin.flush()
+    assert _line(holder) == "releasing"
+    assert holder.wait(timeout=TIMEOUT) == 0
+    with update_lock(lock, wait_at_most=TIMEOUT) as state:
+        assert not state.waited
 
 
 def test_killing_the_holder_releases_the_lock(

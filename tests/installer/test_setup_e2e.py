@@ -584,6 +584,46 @@ def test_setup_into_the_home_directory_says_the_default_install_directory_is_in_
     assert sorted(path.name for path in machine.home.iterdir()) == [".kinetis-mcp-docs", ".profile"]
 
 
+def test_the_installs_own_serve_http_without_the_extra_names_what_works_from_a_clone(
+    machine: Machine,
+) -> None:
+    assert machine.setup().returncode == 0
+
+    # The install's environment carries no http extra: every update rebuilds it.
+    result = machine.run("serve", "--http", program=machine.own_command)
+
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("kinetis-docs: serve --http needs the http extra, which this ")
+    assert (
+        "From a clone of kinetis-mcp-docs, install it into an environment of its own with "
+        "`python3 -m venv .venv && .venv/bin/pip install '.[http]'`, run in the clone, then "
+        "run `.venv/bin/kinetis-docs serve --http` there."
+    ) in line
+    assert "pip install 'kinetis-mcp-docs[http]'" not in line
+
+
+def test_setup_refuses_an_empty_home_directory_and_writes_nothing_there(
+    tmp_path: Path, wheelhouse_env: dict[str, str]
+) -> None:
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+    machine.env["KINETIS_MCP_DOCS_DIR"] = os.fspath(machine.home)
+    assert list(machine.home.iterdir()) == []
+
+    result = machine.setup()
+
+    _assert_refused_in_one_line(
+        result,
+        f"Refusing to install into {machine.home}: it is your home directory; an install "
+        "directory is a directory of its own",
+        "unset KINETIS_MCP_DOCS_DIR to use the default",
+    )
+    assert list(machine.home.iterdir()) == []
+    # A second try is refused as the first: nothing was claimed.
+    assert machine.setup().returncode == 1
+    assert list(machine.home.iterdir()) == []
+
+
 def test_a_failed_verification_over_an_install_says_the_new_environment_stays_current(
     machine: Machine,
 ) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.throttle import record_check
+from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.machine import Machine, closed_port, index_page, machine_at
 from tests.support.origin import DocsOrigin
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
@@ -111,6 +112,7 @@ def test_setup_from_source_serves_the_checkouts_docs_and_keeps_the_wheelhouse_co
     assert [claude["command"], *claude["args"]] == machine.registered_argv()
     assert list(wheelhouse.glob("kinetis_mcp_docs-*.whl"))
     _assert_a_due_codex_start_updates(machine, entry)
+    _assert_a_due_start_and_update_from_a_plain_shell_look_in_the_wheelhouse(machine, checkout)
 
     # A docs change shows in the next read, with no reinstall.
     (docs / "index.md").write_text("# Changed in the checkout\n")
@@ -127,12 +129,48 @@ def _assert_a_due_codex_start_updates(machine: Machine, entry: dict[str, object]
     record_check(last_check, time.time() - DAY - 1)
     launch_env = entry["launch_env"]
     assert isinstance(launch_env, dict)
-    server = ServerProcess(machine.registered_argv(), launch_env)
+    # A generous deadline: a loaded machine must not turn this into a test of the bound.
+    server = ServerProcess(machine.registered_argv(), launch_env | {TIMEOUT_VARIABLE: "120"})
     try:
         response = server.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
         assert response["result"]["serverInfo"]["version"]
         assert server.finish(timeout=WAIT) == 0
     finally:
         server.kill()
-    assert "could not update" not in server.stderr
+    assert "could not update" not in server.stderr, server.stderr
     assert float(last_check.read_text()) > time.time() - DAY
+
+
+def _assert_a_due_start_and_update_from_a_plain_shell_look_in_the_wheelhouse(
+    machine: Machine, checkout: Path
+) -> None:
+    """Claude Code started from a shell without the wheelhouse's pip settings, and
+    `kinetis-docs update` from one: both update from the wheelhouse the install came from,
+    and find nothing newer."""
+    last_check = machine.install / ".last-update-check"
+    plain = {key: value for key, value in machine.env.items() if not key.startswith("PIP_")}
+    record_check(last_check, time.time() - DAY - 1)
+    server = ServerProcess(machine.registered_argv(), plain | {TIMEOUT_VARIABLE: "120"})
+    try:
+        response = server.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
+        assert response["result"]["serverInfo"]["version"]
+        assert server.finish(timeout=WAIT) == 0
+    finally:
+        server.kill()
+    assert server.stderr == ""
+    assert float(last_check.read_text()) > time.time() - DAY
+
+    result = machine.run("update", env=plain, program=machine.own_command)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-2:] == [
+        (
+            f"kinetis-mcp-docs {response['result']['serverInfo']['version']} is installed and up "
+            "to date"
+        ),
+        (
+            f"It is a source install of {checkout}, which takes the checkout's changes with "
+            f"`cd '{checkout}' && git pull && .venv/bin/nox -s setup_from_source` (add `-- codex` "
+            "for Codex)"
+        ),
+    ]

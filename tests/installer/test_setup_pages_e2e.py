@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.throttle import record_check
+from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.machine import Machine, closed_port, index_page, machine_at
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
@@ -101,12 +102,14 @@ def test_setup_codex_records_relative_path_settings_absolute_so_a_codex_start_ca
     # Codex starts the server elsewhere; a due update still finds the wheelhouse.
     last_check = machine.install / ".last-update-check"
     record_check(last_check, time.time() - DAY - 1)
-    server = ServerProcess(machine.registered_argv(), entry["launch_env"])
+    # A generous deadline: a loaded machine must not turn this into a test of the bound.
+    launch_env = entry["launch_env"] | {TIMEOUT_VARIABLE: "120"}
+    server = ServerProcess(machine.registered_argv(), launch_env)
     try:
         response = server.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
-        assert response["result"]["serverInfo"]["version"] == "1.0.1"
+        assert response["result"]["serverInfo"]["version"] == "1.0.1", server.stderr
         assert server.finish(timeout=WAIT) == 0
     finally:
         server.kill()
-    assert "could not update" not in server.stderr
+    assert "could not update" not in server.stderr, server.stderr
     assert float(last_check.read_text()) > time.time() - DAY

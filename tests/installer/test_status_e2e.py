@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from kinetis_mcp_docs.installer.layout import InstallLayout
+from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
 from kinetis_mcp_docs.installer.throttle import record_check
 from tests.installer.machine import (
     HTTP_URL,
@@ -23,6 +25,7 @@ from tests.installer.machine import (
 )
 
 DAY = 86_400
+PROJECT_DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _own(machine: Machine) -> str:
@@ -53,10 +56,12 @@ def test_status_of_a_working_install_reports_it_whole_and_exits_0(machine: Machi
     assert lines[3] == "  Previous: none"
     assert lines[4].startswith("  Last update check: ")
     assert lines[5].startswith("  Next update check: at the first client start after ")
+    house = machine.env["PIP_FIND_LINKS"]
     assert lines[6:] == [
+        f"  Package source: the wheelhouse {house}, and no index",
         "Claude Code: kinetis-docs runs this install, with pages from the Kinetis repository",
         f"  Command: {' '.join(machine.registered_argv())}",
-        "  Claude Code reports: ✓ Connected",
+        "  Claude Code reports: ✔ Connected",
         "  Page read: ok: kinetis-mcp-docs 1.0.1 served kinetis://docs/index",
         "Codex: no kinetis-docs registration",
         "No problems: every client registered to this install reads its pages.",
@@ -101,7 +106,7 @@ def test_connected_is_not_taken_for_pages_readable_a_failed_read_exits_1_with_th
 
     assert code == 1
     claude = report["clients"][0]
-    assert claude["reported_status"] == "✓ Connected"
+    assert claude["reported_status"] == "✔ Connected"
     assert claude["page_read"]["ok"] is False
     kept = Path(claude["page_read"]["stderr_file"])
     said = kept.read_text().splitlines()[-1]
@@ -121,13 +126,14 @@ def test_status_with_nothing_installed_exits_1_and_names_setup(machine: Machine)
     result = machine.run("status")
 
     assert result.returncode == 1
-    chosen = f"KINETIS_MCP_DOCS_DIR={machine.install}"
+    # No install's own command exists yet, and the package is not on PyPI: the README's.
+    session = f"KINETIS_MCP_DOCS_DIR={machine.install} .venv/bin/nox -s setup_from_source"
     assert result.stdout.splitlines()[-3:] == [
         "1 problem:",
         f"  - Nothing is installed in {machine.install}",
         (
-            f"    Fix: `{chosen} kinetis-docs setup` (Claude Code) or "
-            f"`{chosen} kinetis-docs setup codex` (Codex)"
+            f"    Fix: install it from a clone of kinetis-mcp-docs, `{session}` (Claude Code) "
+            f"or `{session} -- codex` (Codex), as its README says"
         ),
     ]
 
@@ -178,8 +184,8 @@ def test_status_of_a_directory_that_is_not_an_install_says_why_and_touches_nothi
     assert report["install"]["state"] == "not-ours"
     (problem,) = report["problems"]
     assert problem["problem"] == (
-        f"{machine.home} is not an install of this tool: it is your home directory, which "
-        "holds notes.txt; an install directory is a directory of its own"
+        f"{machine.home} is not an install of this tool: it is your home directory; an "
+        "install directory is a directory of its own"
     )
     assert [path.name for path in machine.home.iterdir()] == ["notes.txt"]
 
@@ -245,9 +251,10 @@ def test_a_registration_whose_pages_are_gone_shows_the_servers_reason_and_a_setu
         "kinetis-docs: --docs-dir "
         f"{pages}: not a directory (all of its stderr is in {kept})."
     )
-    assert (
-        unread["fix"]
-        == f"Check that {pages / 'index.md'} is a readable UTF-8 file, then run `{setup}`"
+    # What the server said: the directory is gone, not a page unreadable.
+    assert unread["fix"] == (
+        f"The pages directory {pages} is gone: put it back (a checkout's docs/, say) or point "
+        f"KINETIS_MCP_DOCS_PAGES at another, then run `{setup}`"
     )
 
 
@@ -315,20 +322,64 @@ def test_status_reports_an_update_failing_more_than_a_day_past_due_naming_update
     machine: Machine,
 ) -> None:
     assert machine.setup().returncode == 0
-    record_check(machine.install / ".last-update-check", time.time() - 3 * DAY)
-    offline = {k: v for k, v in machine.env.items() if k not in {"PIP_FIND_LINKS", "PIP_NO_INDEX"}}
-    offline["PIP_INDEX_URL"] = f"http://127.0.0.1:{closed_port()}/simple/"
+    layout = InstallLayout(machine.install)
+    record_check(layout.last_update_check, time.time() - 3 * DAY)
+    # The index this install came from is down now (refusing connections).
+    down = f"http://127.0.0.1:{closed_port()}/simple/"
+    record_source(layout, PackageSource({"PIP_INDEX_URL": down, "PIP_CONFIG_FILE": os.devnull}))
 
-    code, report = _status_json(machine, offline)
+    code, report = _status_json(machine)
 
     assert code == 1
     assert report["clients"][0]["page_read"]["ok"] is True
     (problem,) = report["problems"]
     assert problem["problem"].startswith("The daily update has not succeeded since ")
     assert problem["problem"].endswith(
-        "more than a day past due: every client start tries it and fails (status's page read "
-        "just did)"
+        "more than a day past due: the last client start that tried, at "
+        f"{report['install']['last_failed_update']}, failed: Could not check for a newer "
+        "kinetis-mcp-docs: pip exited with status 1: ERROR: No matching distribution found "
+        "for kinetis-mcp-docs<2,>=1.0"
     )
     assert problem["fix"] == (
         f"`{_own(machine)} update` updates now, with no start-up time limit, or says what fails"
+    )
+    assert report["install"]["package_source"] == f"the index {down}"
+    # The starts of the next hour do not try again.
+    assert report["install"]["next_update_check"] is not None
+
+
+def test_status_of_a_source_install_says_how_it_takes_its_checkouts_changes(
+    machine: Machine, tmp_path: Path, wheelhouse: Path
+) -> None:
+    checkout = tmp_path / "checkout"
+    house = checkout / "build" / "wheelhouse"
+    shutil.copytree(wheelhouse, house, symlinks=True)
+    machine.env |= {"PIP_FIND_LINKS": house.as_uri(), "PIP_NO_INDEX": "1"}
+    machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(PROJECT_DOCS)
+    assert machine.setup().returncode == 0
+    # From a shell without the wheelhouse's settings, as a user's later shell is.
+    plain = {key: value for key, value in machine.env.items() if not key.startswith("PIP_")}
+
+    result = machine.run("status", env=plain)
+
+    assert result.returncode == 0, result.stdout
+    lines = result.stdout.splitlines()
+    assert f"  Package source: the wheelhouse {house.as_uri()}, and no index" in lines
+    assert (
+        f"  Source checkout: {checkout}; it takes the checkout's changes with `cd {checkout} "
+        "&& git pull && .venv/bin/nox -s setup_from_source` (add `-- codex` for Codex)"
+    ) in lines
+
+    # With its wheelhouse gone and the update overdue, the fix is the checkout's session.
+    shutil.rmtree(house)
+    record_check(InstallLayout(machine.install).last_update_check, time.time() - 3 * DAY)
+
+    code, report = _status_json(machine, plain)
+
+    assert code == 1
+    (problem,) = report["problems"]
+    assert f"failed: The wheelhouse {machine.install} was installed from" in problem["problem"]
+    assert problem["fix"] == (
+        f"`cd {checkout} && .venv/bin/nox -s setup_from_source` (Claude Code), which builds "
+        "its wheelhouse again"
     )

@@ -9,10 +9,16 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.throttle import (
+    RETRY_SECONDS,
     WINDOW_SECONDS,
+    clear_failure,
     is_due,
+    read_failure,
     read_last_check,
+    read_last_failure,
     record_check,
+    record_failure,
+    retry_deferred,
 )
 
 NOW = 1_750_000_000.0
@@ -149,3 +155,49 @@ def test_recording_over_a_symlink_replaces_the_link_and_leaves_its_target_alone(
     assert not path.is_symlink()
     assert read_last_check(path) == NOW
     assert target.read_text() == "theirs\n"
+
+
+# --- a failed update ----------------------------------------------------------------------
+
+
+def test_a_failed_update_defers_the_next_try_by_an_hour_not_a_day() -> None:
+    assert RETRY_SECONDS == 3_600
+    assert retry_deferred(NOW, NOW)
+    assert retry_deferred(NOW - 3_599, NOW)
+    assert not retry_deferred(NOW - 3_600, NOW)
+
+
+def test_no_recorded_failure_and_a_failure_from_the_future_defer_nothing() -> None:
+    assert not retry_deferred(None, NOW)
+    assert not retry_deferred(NOW + 1, NOW)
+
+
+def test_a_recorded_failure_reads_back_with_its_reason_on_one_line(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-failure"
+    record_failure(path, NOW, "Could not check for a newer kinetis-mcp-docs:\n  pip said no")
+
+    assert read_failure(path) == (NOW, "Could not check for a newer kinetis-mcp-docs: pip said no")
+    assert read_last_failure(path) == NOW
+    assert sorted(entry.name for entry in tmp_path.iterdir()) == [".last-update-failure"]
+
+
+@pytest.mark.parametrize("content", [b"", b"soon\nreason\n", b"nan\n", b"\xff\n"])
+def test_an_unreadable_failure_record_defers_nothing(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / ".last-update-failure"
+    path.write_bytes(content)
+    assert read_failure(path) is None
+    assert read_last_failure(path) is None
+
+
+def test_a_failure_record_that_is_a_directory_or_missing_reads_as_none(tmp_path: Path) -> None:
+    assert read_failure(tmp_path / "missing") is None
+    (tmp_path / "directory").mkdir()
+    assert read_failure(tmp_path / "directory") is None
+
+
+def test_a_cleared_failure_is_gone_and_clearing_none_is_no_error(tmp_path: Path) -> None:
+    path = tmp_path / ".last-update-failure"
+    record_failure(path, NOW, "down")
+    clear_failure(path)
+    assert not path.exists()
+    clear_failure(path)

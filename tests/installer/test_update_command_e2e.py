@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,25 +17,29 @@ from tests.support.wheelhouse import wheelhouse_pip_env
 WAIT = 60.0
 
 
-@pytest.fixture(scope="session")
-def old_wheelhouse(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheelhouse as it was before 1.0.1 was released: setup from it installs 1.0.0."""
-    old = tmp_path_factory.mktemp("old-wheelhouse")
-    for wheel in wheelhouse.glob("*.whl"):
-        if not wheel.name.startswith(("kinetis_mcp_docs-1.0.1-", "kinetis_mcp_docs-2.")):
-            (old / wheel.name).symlink_to(wheel)
-    return old
-
-
 @pytest.fixture
-def old_machine(tmp_path: Path, old_wheelhouse: Path, wheelhouse: Path) -> Machine:
-    """A machine with 1.0.0 installed and registered (pages from this repository's docs/);
-    its pip now sees 1.0.1 too."""
-    machine = machine_at(tmp_path, wheelhouse_pip_env(old_wheelhouse), {})
+def old_machine(tmp_path: Path, wheelhouse: Path) -> Machine:
+    """A machine with 1.0.0 installed and registered (pages from this repository's docs/)
+    from a wheelhouse of its own, into which 1.0.1 has been released since."""
+    house = tmp_path / "wheelhouse"
+    house.mkdir()
+    newer = []
+    for wheel in wheelhouse.glob("*.whl"):
+        if wheel.name.startswith(("kinetis_mcp_docs-1.0.1-", "kinetis_mcp_docs-2.")):
+            newer.append(wheel)
+        else:
+            (house / wheel.name).symlink_to(wheel)
+    machine = machine_at(tmp_path, wheelhouse_pip_env(house), {})
     machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(Path(__file__).parents[2] / "docs")
     assert machine.setup().returncode == 0
-    machine.env |= wheelhouse_pip_env(wheelhouse)
+    for wheel in newer:
+        (house / wheel.name).symlink_to(wheel)
     return machine
+
+
+def _plain_shell(machine: Machine) -> dict[str, str]:
+    """The machine's environment without any pip setting: a later shell, not setup's."""
+    return {key: value for key, value in machine.env.items() if not key.startswith("PIP_")}
 
 
 def _version(machine: Machine, link: str) -> str | None:
@@ -70,16 +75,30 @@ def test_update_takes_the_newest_release_now_whatever_the_timestamp_a_line_per_s
     assert again.stdout.splitlines()[-1] == "kinetis-mcp-docs 1.0.1 is installed and up to date"
 
 
-def test_an_update_that_cannot_reach_the_index_exits_1_and_changes_nothing(
+def test_update_looks_where_setup_did_whatever_the_pip_settings_of_its_shell(
     old_machine: Machine,
+) -> None:
+    # This shell's pip would ask an index that refuses connections.
+    env = _plain_shell(old_machine) | {
+        "PIP_INDEX_URL": f"http://127.0.0.1:{closed_port()}/simple/",
+        "NO_PROXY": "127.0.0.1",
+    }
+
+    result = old_machine.run("update", env=env)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2] == "Switched to kinetis-mcp-docs 1.0.1"
+
+
+def test_an_update_whose_source_offers_no_release_exits_1_and_changes_nothing(
+    old_machine: Machine, tmp_path: Path
 ) -> None:
     serving = old_machine.current()
     last_check = (old_machine.install / ".last-update-check").read_text()
-    env = {key: value for key, value in old_machine.env.items() if key != "PIP_FIND_LINKS"}
-    env |= {"PIP_NO_INDEX": "", "PIP_INDEX_URL": f"http://127.0.0.1:{closed_port()}/simple/"}
-    env |= {"PIP_RETRIES": "0", "NO_PROXY": "127.0.0.1"}
+    for wheel in (tmp_path / "wheelhouse").glob("kinetis_mcp_docs-*"):
+        wheel.unlink()
 
-    result = old_machine.run("update", env=env)
+    result = old_machine.run("update")
 
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
@@ -91,6 +110,23 @@ def test_an_update_that_cannot_reach_the_index_exits_1_and_changes_nothing(
     assert (old_machine.install / ".last-update-check").read_text() == last_check
 
 
+def test_an_update_whose_wheelhouse_is_gone_says_so_in_one_line_and_changes_nothing(
+    old_machine: Machine, tmp_path: Path
+) -> None:
+    serving = old_machine.current()
+    shutil.rmtree(tmp_path / "wheelhouse")
+
+    result = old_machine.run("update")
+
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"kinetis-docs: The wheelhouse {old_machine.install} was installed from, "
+        f"{tmp_path / 'wheelhouse'}, is gone; run setup again from where its packages are "
+        "now.\n"
+    )
+    assert old_machine.current() == serving
+
+
 def test_update_with_nothing_installed_names_setup(
     tmp_path: Path, wheelhouse_env: dict[str, str]
 ) -> None:
@@ -99,9 +135,10 @@ def test_update_with_nothing_installed_names_setup(
     result = machine.run("update")
 
     assert result.returncode == 1
+    session = f"KINETIS_MCP_DOCS_DIR={machine.install} .venv/bin/nox -s setup_from_source"
     assert result.stderr == (
-        f"kinetis-docs: Nothing is installed in {machine.install}; install it with "
-        "`kinetis-docs setup` (or `kinetis-docs setup codex`).\n"
+        f"kinetis-docs: Nothing is installed in {machine.install}; install it from a clone of "
+        f"kinetis-mcp-docs with `{session}` (or `{session} -- codex`), as its README says.\n"
     )
     assert not machine.install.exists()
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from kinetis_mcp_docs.server.application import DocsApplication
 from kinetis_mcp_docs.server.catalogue import PAGES, URI_PREFIX, slug_of
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -33,3 +35,26 @@ def test_a_uri_outside_the_catalogue_names_no_page() -> None:
 def test_catalogue_slugs_are_unique() -> None:
     slugs = [slug for slug, *_ in PAGES]
     assert len(slugs) == len(set(slugs))
+
+
+def _table_under(page: Path, heading: str) -> list[list[str]]:
+    """The rows of the first table under `heading` in `page`, each as its cells."""
+    text = page.read_text(encoding="utf-8")
+    section = text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+    return [row for row in rows[1:] if not re.fullmatch(r"-+", row[0])]
+
+
+def test_the_server_pages_catalogue_table_is_the_catalogue_the_server_lists_in_order() -> None:
+    shown = [
+        (uri.strip("`"), name) for uri, name in _table_under(DOCS / "server.md", "## The catalogue")
+    ]
+
+    application = DocsApplication()
+    try:
+        listed = [(resource["uri"], resource["name"]) for resource in application.resources()]
+    finally:
+        application.close()
+
+    assert shown == listed

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+import subprocess
+import sys
+
 import pytest
 
-from kinetis_mcp_docs.server import exceptions
+from kinetis_mcp_docs.server import exceptions, reasons
 from kinetis_mcp_docs.server.exceptions import (
     DocsError,
     InvalidArguments,
@@ -68,12 +72,40 @@ def test_each_error_becomes_its_code_and_wire_message(
     assert (answer.code, answer.message, answer.data) == (code, message, data)
 
 
-def test_an_unreadable_page_puts_its_url_and_reason_on_stderr_only(
-    capsys: pytest.CaptureFixture[str],
+def test_an_unreadable_page_logs_its_url_and_reason_and_writes_nothing_to_the_hosts_stderr(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    answer = ERRORS.rpc_error(PageUnavailable("kinetis://docs/x", "https://o/x.md", "HTTP 503"))
+    with caplog.at_level(logging.WARNING, logger=reasons.LOGGER_NAME):
+        answer = ERRORS.rpc_error(PageUnavailable("kinetis://docs/x", "https://o/x.md", "HTTP 503"))
+
     assert "HTTP 503" not in answer.message
-    assert "https://o/x.md: HTTP 503" in capsys.readouterr().err
+    assert capsys.readouterr() == ("", "")
+    (record,) = [record for record in caplog.records if record.name == reasons.LOGGER_NAME]
+    assert (record.levelname, record.getMessage()) == (
+        "WARNING",
+        "could not read https://o/x.md: HTTP 503",
+    )
+
+
+# A host that configures no logging at all: what of ours reaches its stderr.
+_UNCONFIGURED_HOST = """
+from kinetis_mcp_docs.server.exceptions import PageUnavailable
+from kinetis_mcp_docs.server.methods import ERRORS
+answer = ERRORS.rpc_error(PageUnavailable("kinetis://docs/x", "https://o/x.md", "HTTP 503"))
+print(answer.message)
+"""
+
+
+def test_a_host_that_configures_no_logging_gets_nothing_of_ours_on_its_stderr() -> None:
+    # Without the package's NullHandler, Python's last-resort handler would print the line.
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _UNCONFIGURED_HOST],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert (done.stdout, done.stderr) == ('Could not read "kinetis://docs/x".\n', "")
 
 
 def test_an_exception_outside_the_table_is_a_bug_answered_internal_error_with_its_trace_on_stderr(

@@ -16,6 +16,7 @@ from kinetis_mcp_docs.server.catalogue import PAGES
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND
 from tests.server.conftest import SpawnServer
 from tests.support.origin import DocsOrigin, page_path
+from tests.support.processes import sigint_restored
 from tests.support.stdio import TIMEOUT, assert_only_frames, module_argv, serve_argv
 
 INDEX = "kinetis://docs/index"
@@ -87,19 +88,41 @@ def test_a_bad_command_line_is_one_line_and_exit_2_before_any_frame(
     assert message in lines[0]
 
 
-def test_serve_refuses_a_docs_dir_that_is_a_file(tmp_path: Path) -> None:
-    not_a_directory = tmp_path / "file"
-    not_a_directory.write_text("", encoding="utf-8")
+@pytest.mark.parametrize(
+    ("arguments", "line"),
+    [
+        (["--docs-dir", "{missing}"], "--docs-dir {missing}: not a directory"),
+        (["--docs-dir", "{file}"], "--docs-dir {file}: not a directory"),
+        (["--http", "--docs-dir", "{missing}"], "--docs-dir {missing}: not a directory"),
+        (["--host", "127.0.0.2"], "--host applies to --http only"),
+        (
+            ["--no-such-option"],
+            "No such option '--no-such-option' (see `kinetis-docs serve --help`)",
+        ),
+        (
+            ["--http", "--port", "65536"],
+            (
+                "Invalid value for '--port': 65536 is not in the range 0<=x<=65535 (see "
+                "`kinetis-docs serve --help`)"
+            ),
+        ),
+    ],
+)
+def test_serve_refuses_a_bad_command_line_in_one_line_with_exit_status_2(
+    tmp_path: Path, arguments: list[str], line: str
+) -> None:
+    paths = {"missing": os.fspath(tmp_path / "missing"), "file": os.fspath(tmp_path / "file")}
+    (tmp_path / "file").write_text("", encoding="utf-8")
     completed = subprocess.run(
-        [*serve_argv(), "--docs-dir", os.fspath(not_a_directory)],
+        [*serve_argv(), *(argument.format(**paths) for argument in arguments)],
         input=b"",
         capture_output=True,
         timeout=TIMEOUT,
         check=False,
     )
     assert completed.returncode == 2
-    assert b"Traceback" not in completed.stderr
-    assert b"is a file" in completed.stderr
+    assert completed.stdout == b""
+    assert completed.stderr.decode().splitlines() == [f"kinetis-docs: {line.format(**paths)}"]
 
 
 def test_help_describes_the_server_and_its_option() -> None:
@@ -112,7 +135,9 @@ def test_help_describes_the_server_and_its_option() -> None:
 
 def _start_on_a_terminal(argv: list[str]) -> tuple[subprocess.Popen[bytes], int]:
     controller, terminal = pty.openpty()
-    process = subprocess.Popen(argv, stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        sigint_restored(argv), stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     os.close(terminal)
     return process, controller
 
@@ -151,7 +176,7 @@ def test_ctrl_c_during_a_stalled_read_ends_the_server_at_once(
     spawn_server: SpawnServer, docs_origin: DocsOrigin, origin_env: dict[str, str]
 ) -> None:
     docs_origin.serve(page_path("index"), body=b"# Index\n" * 100, stall_after=8)
-    server = spawn_server(module_argv(), origin_env)
+    server = spawn_server(sigint_restored(module_argv()), origin_env)
     server.send({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": INDEX}})
     docs_origin.wait_for_received(page_path("index"))
     started = time.monotonic()

@@ -10,7 +10,7 @@ output the installer reads back):
   directory; `claude mcp get NAME` reports the registration in effect for its working
   directory (local, else user, else a `.mcp.json`'s), prints `Args:` joined by spaces,
   starts a stdio command with its own environment, sends `initialize`, and prints
-  `✓ Connected` only when it is answered — as Claude Code does. `--transport http` entries
+  `✔ Connected` only when it is answered — as Claude Code does. `--transport http` entries
   print their URL and headers.
 - `codex mcp remove NAME` exits 0 when absent; `codex mcp add [--env K=V]... NAME -- CMD...`
   (or `NAME --url URL`) overwrites; `codex mcp get NAME --json` prints the entry in Codex's

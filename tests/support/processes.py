@@ -10,11 +10,31 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 PROC_AVAILABLE = Path("/proc/self/cmdline").exists()
+# Gives SIGINT its default action back, then becomes the command that follows.
+_RESTORE_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+
+
+def sigint_restored(argv: Sequence[str]) -> list[str]:
+    """`argv`, run with SIGINT's default action when this process ignores SIGINT.
+
+    A run started in the background of a shell without job control (`nohup pytest &`)
+    ignores SIGINT, every child inherits that across `exec`, and Python then installs no
+    `KeyboardInterrupt` for it: a test's Ctrl-C would reach nothing. The child is started
+    through a small launcher that restores the default before it `exec`s the command (the
+    same process, so its pid and descriptors are the command's); otherwise `argv` as it is.
+    """
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return list(argv)
+    return [sys.executable, "-I", "-c", _RESTORE_SIGINT, *argv]
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float) -> None:
@@ -53,6 +73,21 @@ def holds_file(pid: int, path: Path) -> bool:
     """Whether process `pid` has a descriptor open on `path`."""
     fds = Path(f"/proc/{pid}/fd")
     return any(os.path.realpath(fd) == os.path.realpath(path) for fd in fds.iterdir())
+
+
+def holds_lock(pid: int, path: Path) -> bool:
+    """Whether process `pid` holds an `flock` on `path`, as the kernel's lock table says.
+
+    `/proc/locks` lists each lock as `1: FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode>
+    0 EOF` (the device in hex), and a process blocked waiting for one behind `->`.
+    """
+    info = path.stat()
+    file = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    for line in Path("/proc/locks").read_text(encoding="ascii").splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[4:6] == [str(pid), file]:
+            return True
+    return False
 
 
 def peak_rss_kib(pid: int) -> int:

@@ -209,7 +209,7 @@ class _Claude:
             _say("  Status: ⏸ Pending approval (run `claude` to approve)")
         else:
             env = dict(os.environ) | (entry.get("env") or {})
-            status = "✓ Connected" if _connected(entry, env) else "✘ Failed to connect"
+            status = "✔ Connected" if _connected(entry, env) else "✘ Failed to connect"
             transport = entry.get("type", "stdio")
             _say(f"  Status: {status}", f"  Type: {transport}")
             if transport == "stdio":

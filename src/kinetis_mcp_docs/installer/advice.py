@@ -4,7 +4,10 @@ No install puts `kinetis-docs` on PATH: `pipx run` and `nox -s setup_from_source
 command behind. The command that looks after an install is that install's own,
 `DIR/current/bin/kinetis-docs`, so every command a message names is written that way,
 with `KINETIS_MCP_DOCS_DIR=DIR` before it unless DIR is the default: run from the user's
-shell, it then acts on the install the message is about.
+shell, it then acts on the install the message is about. Where nothing is installed yet
+there is no such command, and the package is not on PyPI yet: the command named is the
+README's, in a clone (`install_here`). An install made from a checkout's wheelhouse is
+set up again from that checkout (`from_checkout`), since its own `setup` would ask an index.
 """
 
 from __future__ import annotations
@@ -22,22 +25,52 @@ from kinetis_mcp_docs.installer.names import (
 )
 from kinetis_mcp_docs.installer.smoke import ServerCheckFailed
 
+# What installs from a clone of this project, run in it (the README's first command).
+SESSION = ".venv/bin/nox -s setup_from_source"
+
 
 def kinetis_docs(root: Path, *words: str, pages: str | None = None) -> str:
     """`kinetis-docs WORDS` as a user runs it for the install directory `root`.
 
-    The install's own command when it has one (plain `kinetis-docs` before anything is
-    installed there), after `KINETIS_MCP_DOCS_DIR` when `root` is not the default and
-    `KINETIS_MCP_DOCS_PAGES` when `pages` is given (a `setup` keeping its pages directory).
+    The install's own command when it has one, after `KINETIS_MCP_DOCS_DIR` when `root` is
+    not the default and `KINETIS_MCP_DOCS_PAGES` when `pages` is given (a `setup` keeping
+    its pages directory). Without one, a setup is the README's from a clone
+    (`install_here`, which serves the clone's docs/), anything else plain `kinetis-docs`.
     """
     settings = []
     if root != resolve_directory({}):
-        settings.append(f"{DIR_ENVIRONMENT_VARIABLE}={shlex.quote(os.fspath(root))}")
+        settings.append(_directory_setting(root))
     if pages is not None:
         settings.append(f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(pages)}")
     command = InstallLayout(root).command
-    program = shlex.quote(os.fspath(command)) if os.access(command, os.X_OK) else COMMAND_NAME
-    return " ".join([*settings, program, *words])
+    if os.access(command, os.X_OK):
+        return " ".join([*settings, shlex.quote(os.fspath(command)), *words])
+    if words[:1] == ("setup",):
+        # No command of its own to run it with: the README's, in a clone.
+        return install_here(root, *words[1:])
+    return " ".join([*settings, COMMAND_NAME, *words])
+
+
+def from_checkout(checkout: Path, *arguments: str, pull: bool = False) -> str:
+    """The command that installs a source checkout again, as its README does: its nox
+    session (`arguments` after `--`: `codex`, `--live`), after `git pull` with `pull`, which
+    is how a source install takes the checkout's changes."""
+    steps = [f"cd {shlex.quote(os.fspath(checkout))}"]
+    if pull:
+        steps.append("git pull")
+    steps.append(" ".join([SESSION, *(["--", *arguments] if arguments else [])]))
+    return " && ".join(steps)
+
+
+def install_here(root: Path, *arguments: str) -> str:
+    """How to install into `root` with nothing installed there yet: no install's own command
+    exists, and the package is not on PyPI yet, so from a clone, as its README says."""
+    setting = [] if root == resolve_directory({}) else [_directory_setting(root)]
+    return " ".join([*setting, SESSION, *(["--", *arguments] if arguments else [])])
+
+
+def _directory_setting(root: Path) -> str:
+    return f"{DIR_ENVIRONMENT_VARIABLE}={shlex.quote(os.fspath(root))}"
 
 
 def server_account(failure: ServerCheckFailed) -> str:

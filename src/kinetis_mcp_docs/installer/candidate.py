@@ -36,8 +36,9 @@ from kinetis_mcp_docs.installer.environment import (
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import SERVER_MODULE, START_MODULE, InstallLayout
+from kinetis_mcp_docs.installer.pip import PLAIN, PipRun
 from kinetis_mcp_docs.installer.smoke import OFFLINE_CHECK, run_exchange
-from kinetis_mcp_docs.installer.throttle import record_check
+from kinetis_mcp_docs.installer.throttle import clear_failure, record_check
 
 # The offline check starts an interpreter and imports the server: seconds, not more.
 CHECK_TIMEOUT_SECONDS = 20.0
@@ -118,15 +119,18 @@ def candidate(
     *,
     deadline: float | None,
     compile_beside: bool,
+    pip: PipRun = PLAIN,
 ) -> Iterator[Candidate]:
     """Build a new environment from `pip install --no-compile <pip_arguments>`; see above.
+
+    pip runs as `pip` says: in this process's environment by default.
 
     `deadline` is a `time.monotonic()` value bounding the build (and, through
     `Candidate.check`, the check). With `compile_beside`, the byte-compile starts as soon
     as the environment is built and the caller must end it with `Candidate.finish` or
     `Candidate.stop`; otherwise it starts detached after the switch.
     """
-    env = build_environment(layout, ["--no-compile", *pip_arguments], deadline=deadline)
+    env = build_environment(layout, ["--no-compile", *pip_arguments], deadline=deadline, pip=pip)
     new = Candidate(layout, env, None)
     try:
         if compile_beside:
@@ -134,6 +138,7 @@ def candidate(
         yield new
         switch_to(layout, env)
         record_check(layout.last_update_check, time.time())
+        clear_failure(layout.last_update_failure)
     except BaseException:
         new.stop()
         if current_environment(layout) != env:

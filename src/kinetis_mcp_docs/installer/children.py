@@ -17,15 +17,18 @@ spawn that started it, which then becomes the server.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import IO
 
 from kinetis_mcp_docs.installer.errors import InstallerError
 
@@ -45,6 +48,8 @@ SCRUBBED_VARIABLES = frozenset(
 )
 # Group and others may read and run what a child creates, never write it.
 _PRIVATE_WRITE_MASK = 0o022
+# How much of a failed child's kept output is read for the line that says why.
+_REASON_BYTES = 64 * 1024
 # How long the helper behind `detach` may take to start the detached process and exit.
 _DETACH_TIMEOUT_SECONDS = 10.0
 
@@ -163,31 +168,59 @@ def wait(process: subprocess.Popen[bytes], timeout: float | None) -> int | None:
 
 
 def run_bounded(
-    argv: Sequence[str], *, deadline: float | None, what: str, name: str, hint: str
+    argv: Sequence[str],
+    *,
+    deadline: float | None,
+    what: str,
+    name: str,
+    hint: str,
+    env: Mapping[str, str] | None = None,
+    summarize: bool = False,
 ) -> None:
     """Run an installer child (pip, venv) to completion, or raise `InstallerError`.
 
-    Its output goes to stderr and its environment is scrubbed. `name` is how the child is
-    called in a message; `hint` follows its exit status. Past `deadline` (a
-    `time.monotonic()` value) it is stopped.
+    Its environment is `env` (default: this process's), scrubbed. Its output goes to
+    stderr; with `summarize`, to a file instead, of which a failure's message carries the
+    one line that says why (its last `ERROR:` line, else its last), in place of `hint`,
+    which otherwise follows the exit status. `name` is how the child is called in a
+    message. Past `deadline` (a `time.monotonic()` value) it is stopped.
     """
     left = remaining(deadline)
     if left is not None and left <= 0:
         raise InstallerError(f"Could not {what}: no time was left before the deadline.")
-    try:
-        # stdin closed, so nothing can wait for an answer.
-        process = start(argv, env=scrubbed_environment(), stdout=stderr_fd(), stderr=stderr_fd())
-    except OSError as error:
-        raise InstallerError(
-            f"Could not {what}: {argv[0]} could not be started ({error})."
-        ) from error
-    returncode = wait(process, left)
-    if returncode is None:
-        raise InstallerError(
-            f"Could not {what}: {name} did not finish before the deadline and was stopped."
-        )
-    if returncode != 0:
-        raise InstallerError(f"Could not {what}: {name} exited with status {returncode}{hint}.")
+    with contextlib.ExitStack() as stack:
+        output = stack.enter_context(tempfile.TemporaryFile()) if summarize else None
+        fd = stderr_fd() if output is None else output.fileno()
+        try:
+            # stdin closed, so nothing can wait for an answer.
+            process = start(argv, env=scrubbed_environment(env), stdout=fd, stderr=fd)
+        except OSError as error:
+            raise InstallerError(
+                f"Could not {what}: {argv[0]} could not be started ({error})."
+            ) from error
+        returncode = wait(process, left)
+        if returncode is None:
+            raise InstallerError(
+                f"Could not {what}: {name} did not finish before the deadline and was stopped."
+            )
+        if returncode != 0:
+            said = "" if output is None else _reason(output)
+            shown = f": {said}" if said else hint
+            raise InstallerError(
+                f"Could not {what}: {name} exited with status {returncode}{shown}."
+            )
+
+
+def _reason(output: IO[bytes]) -> str:
+    """The line of a child's output that says why it failed: its last `ERROR:` line (pip's
+    own way of saying so), else its last line; the end of the output only is read."""
+    size = output.seek(0, os.SEEK_END)
+    output.seek(max(size - _REASON_BYTES, 0))
+    lines = [line.strip() for line in output.read().decode("utf-8", "replace").splitlines()]
+    lines = [line for line in lines if line]
+    errors = [line for line in lines if line.startswith("ERROR:")]
+    said = errors[-1] if errors else (lines[-1] if lines else "")
+    return said.rstrip(".")
 
 
 @dataclass(frozen=True)

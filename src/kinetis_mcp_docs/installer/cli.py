@@ -186,6 +186,10 @@ def uninstall(client: str | None) -> None:
     run_uninstall(client, say=click.echo)
 
 
+# What puts the http extra in a virtual environment of its own, run in a clone (PEP 668:
+# a distribution's Python refuses `pip install` outside one).
+HTTP_EXTRA_FROM_CLONE = "python3 -m venv .venv && .venv/bin/pip install '.[http]'"
+
 _HTTP_ONLY = (
     "host",
     "port",
@@ -195,21 +199,38 @@ _HTTP_ONLY = (
     "rate_limit_storage",
     "quiet",
     "ranking",
+    "header_timeout",
+    "body_timeout",
+    "idle_timeout",
+    "max_connections",
 )
-# --http options that become one environment variable each, as the route reads them.
-_HTTP_BOUNDS = {
-    "header_timeout": "KINETIS_DOCS_HEADER_TIMEOUT",
-    "body_timeout": "KINETIS_DOCS_BODY_TIMEOUT",
-    "idle_timeout": "KINETIS_DOCS_IDLE_TIMEOUT",
-    "max_connections": "KINETIS_DOCS_MAX_CONNECTIONS",
-}
 _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 
 
-@main.command(short_help="Run the MCP server here: stdio, or HTTP with --http.")
+class _OneLineUsage(click.UsageError):
+    """A refused command line of `serve`, in one line and exit status 2, as the stdio
+    server (`python -m kinetis_mcp_docs.server`) gives it: a client or a script reads one
+    line, not click's usage block."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"kinetis-docs: {self.format_message()}", file=file, err=file is None)
+
+
+class _ServeCommand(click.Command):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except _OneLineUsage:
+            raise
+        except click.UsageError as error:
+            message = error.format_message().rstrip(".")
+            raise _OneLineUsage(f"{message} (see `{ctx.command_path} --help`)", ctx) from None
+
+
+@main.command(cls=_ServeCommand, short_help="Run the MCP server here: stdio, or HTTP with --http.")
 @click.option(
     "--docs-dir",
-    type=click.Path(exists=True, file_okay=False),
+    metavar="DIR",
     help=(
         "stdio: serve kinetis://docs/<slug> from DIR/<slug>.md instead of the Kinetis "
         "repository. --http: serve every *.md and *.mdx file under DIR by its path."
@@ -314,20 +335,27 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
       directory; with --http, also the address it listens on, and the Redis
       server of a redis:// --rate-limit-storage.
     """
-    given = [name for name in (*_HTTP_ONLY, *_HTTP_LISTS, *_HTTP_BOUNDS) if options[name]]
+    if docs_dir is not None and not os.path.isdir(docs_dir):  # noqa: PTH112
+        # The stdio server's own words for it, whichever way it is reached.
+        raise _OneLineUsage(f"--docs-dir {docs_dir}: not a directory")
+    given = [name for name in (*_HTTP_ONLY, *_HTTP_LISTS) if options[name]]
     if not http:
         if given:
             flag = "--" + given[0].replace("_", "-")
-            raise click.UsageError(f"{flag} applies to --http only")
+            raise _OneLineUsage(f"{flag} applies to --http only")
         from kinetis_mcp_docs.server.stdio import main as serve_main  # noqa: PLC0415
 
         sys.exit(serve_main(["--docs-dir", docs_dir] if docs_dir else []))
     try:
         from kinetis_mcp_docs.server.http.serve import serve as serve_http  # noqa: PLC0415
     except ImportError as error:
+        # The package is not on PyPI yet, and an install's own environment is rebuilt by
+        # every update: name what works, an environment of its own made from a clone.
         click.echo(
-            f"kinetis-docs: serve --http needs the http extra ({error.name} is missing): "
-            "pip install 'kinetis-mcp-docs[http]'",
+            f"kinetis-docs: serve --http needs the http extra, which this environment lacks "
+            f"({error.name} is missing). From a clone of kinetis-mcp-docs, install it into an "
+            f"environment of its own with `{HTTP_EXTRA_FROM_CLONE}`, run in the clone, then "
+            "run `.venv/bin/kinetis-docs serve --http` there.",
             err=True,
         )
         sys.exit(1)
@@ -335,32 +363,48 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
     host = options["host"] or "127.0.0.1"
     port = 8000 if options["port"] is None else options["port"]
     workers = options["workers"] or 1
-    sys.exit(serve_http(host, port, workers, environ, access_log=not options["quiet"]))
+    typed = {
+        variable: option for variable, option in _HTTP_VARIABLES.values() if variable in environ
+    }
+    sys.exit(
+        serve_http(host, port, workers, environ, access_log=not options["quiet"], options=typed)
+    )
+
+
+# Each option of `serve --http` that becomes a variable of the route's settings, by name:
+# (the variable, the option as typed).
+_HTTP_VARIABLES = {
+    "docs_dir": ("KINETIS_DOCS_PAGES_DIR", "--docs-dir"),
+    "private": ("KINETIS_DOCS_PRIVATE", "--private"),
+    "rate_limit": ("KINETIS_DOCS_RATE_LIMIT", "--rate-limit"),
+    "rate_limit_storage": ("KINETIS_DOCS_RATE_LIMIT_STORAGE", "--rate-limit-storage"),
+    "trusted_proxy": ("KINETIS_DOCS_TRUSTED_PROXIES", "--trusted-proxy"),
+    "allowed_host": ("KINETIS_DOCS_ALLOWED_HOSTS", "--allowed-host"),
+    "allowed_origin": ("KINETIS_DOCS_ALLOWED_ORIGINS", "--allowed-origin"),
+    "ranking": ("KINETIS_DOCS_RANKING", "--ranking"),
+    "header_timeout": ("KINETIS_DOCS_HEADER_TIMEOUT", "--header-timeout"),
+    "body_timeout": ("KINETIS_DOCS_BODY_TIMEOUT", "--body-timeout"),
+    "idle_timeout": ("KINETIS_DOCS_IDLE_TIMEOUT", "--idle-timeout"),
+    "max_connections": ("KINETIS_DOCS_MAX_CONNECTIONS", "--max-connections"),
+}
 
 
 def _http_environ(docs_dir: str | None, options: dict[str, Any]) -> dict[str, str]:
     """The route's settings as the environment variables every worker reads."""
+    given = {**options, "docs_dir": docs_dir}
     environ: dict[str, str] = {}
-    if docs_dir:
-        environ["KINETIS_DOCS_PAGES_DIR"] = os.path.abspath(docs_dir)  # noqa: PTH100
-    if options["private"]:
-        environ["KINETIS_DOCS_PRIVATE"] = "1"
-    if options["ranking"]:
-        environ["KINETIS_DOCS_RANKING"] = options["ranking"]
-    if options["rate_limit"]:
-        environ["KINETIS_DOCS_RATE_LIMIT"] = str(options["rate_limit"])
-    if options["rate_limit_storage"]:
-        environ["KINETIS_DOCS_RATE_LIMIT_STORAGE"] = options["rate_limit_storage"]
-    for option, variable in _HTTP_BOUNDS.items():
-        if options[option] is not None:
-            environ[variable] = str(options[option])
-    for option, variable in (
-        ("trusted_proxy", "KINETIS_DOCS_TRUSTED_PROXIES"),
-        ("allowed_host", "KINETIS_DOCS_ALLOWED_HOSTS"),
-        ("allowed_origin", "KINETIS_DOCS_ALLOWED_ORIGINS"),
-    ):
-        if options[option]:
-            environ[variable] = ",".join(options[option])
+    for name, (variable, _option) in _HTTP_VARIABLES.items():
+        value = given[name]
+        if not value:
+            continue
+        if name == "docs_dir":
+            environ[variable] = os.path.abspath(value)  # noqa: PTH100
+        elif name == "private":
+            environ[variable] = "1"
+        elif isinstance(value, tuple):
+            environ[variable] = ",".join(value)
+        else:
+            environ[variable] = str(value)
     return environ
 
 

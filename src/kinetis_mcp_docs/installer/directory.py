@@ -7,11 +7,12 @@ own for per-user application data, gets a platformdirs location.
 
 Ownership is the marker's content, never its name: the directory must be absent, empty,
 or carry `.kinetis-mcp-docs` as a regular file holding exactly the one line setup writes.
-`ownership` says which, or why the path is none of these, naming what it found (a home
-directory is told apart: it holds the default install directory, whose name is the
-marker's). It only ever reads (`lstat`, never following the marker), so a mistyped path —
-a home directory, a checkout — is left exactly as it was. Setup refuses such a path
-(`inspect_directory`), and so do `update` and `uninstall` (`owned_install`).
+`ownership` says which, or why the path is none of these, naming what it found. The home
+directory is refused whatever it holds, even nothing: it holds the client's own files, and
+the default install directory, whose name is the marker's. It only ever reads (`lstat`,
+never following the marker), so a mistyped path — a home directory, a checkout — is left
+exactly as it was. Setup refuses such a path (`inspect_directory`), and so do `update` and
+`uninstall` (`owned_install`).
 
 Ownership is not enough to write there: `install_problem` also refuses an install
 directory, its `envs`, or the environment `current` or `previous` points at, that other
@@ -31,8 +32,10 @@ is still the one that serves.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
+import pwd
 import shlex
 import shutil
 import stat
@@ -55,9 +58,11 @@ from kinetis_mcp_docs.installer.names import (
     CURRENT_NAME,
     ENVS_NAME,
     LAST_CHECK_NAME,
+    LAST_FAILURE_NAME,
     LOCK_NAME,
     PREVIOUS_NAME,
     REQUIREMENTS_NAME,
+    SOURCE_NAME,
 )
 
 DEFAULT_DIRECTORY_NAME = ".kinetis-mcp-docs"
@@ -70,7 +75,9 @@ _ENTRIES: list[tuple[str, Callable[[int], bool], str]] = [
     (PREVIOUS_NAME, stat.S_ISLNK, "the link to the environment before it"),
     (LOCK_NAME, stat.S_ISREG, "its update lock (a regular file)"),
     (LAST_CHECK_NAME, stat.S_ISREG, "the time of its last update (a regular file)"),
+    (LAST_FAILURE_NAME, stat.S_ISREG, "the time of its last failed update (a regular file)"),
     (REQUIREMENTS_NAME, stat.S_ISREG, "the requirement it installs (a regular file)"),
+    (SOURCE_NAME, stat.S_ISREG, "where it installs from (a regular file)"),
 ]
 
 
@@ -138,6 +145,10 @@ def ownership(root: Path) -> Found | Refusal:
         return Refusal("it is a symlink to nothing")
     if not stat.S_ISDIR(mode):
         return Refusal("it exists and is not a directory")
+    if _is_home(root):
+        # Whatever it holds, even nothing yet: the client's own files (`.claude.json`) live
+        # there, and an install must be a directory it can remove whole.
+        return _home_refusal(root)
     try:
         entries = sorted(entry.name for entry in root.iterdir())
     except OSError as error:
@@ -151,10 +162,7 @@ def ownership(root: Path) -> Found | Refusal:
             f"it is not empty (it holds {_some(entries)}) and has no {MARKER_NAME} marker, "
             "so it is not an install of this tool"
         )
-    if refusal is None:
-        return Found.OURS
-    # A home directory holds the default install directory, whose name is the marker's.
-    return _home_refusal(root, entries) if _is_home(root) else refusal
+    return Found.OURS if refusal is None else refusal
 
 
 def inspect_directory(root: Path) -> Found:
@@ -198,21 +206,28 @@ def refused(root: Path, refusal: Refusal, verb: str) -> InstallerError:
 
 
 def _is_home(root: Path) -> bool:
+    """Whether `root` is the home directory: `HOME`'s, or the password database's."""
+    homes = [os.path.expanduser("~")]  # noqa: PTH111 - HOME, as Path.home() reads it
+    with contextlib.suppress(KeyError):  # a uid with no entry
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    return any(_same(root, home) for home in homes if home)
+
+
+def _same(root: Path, other: str) -> bool:
     try:
-        return root.samefile(Path.home())
-    except (OSError, RuntimeError):  # no home directory to compare with
+        return root.samefile(other)
+    except OSError:  # no such directory to compare with
         return False
 
 
-def _home_refusal(root: Path, entries: list[str]) -> Refusal:
+def _home_refusal(root: Path) -> Refusal:
     """Your home given as the install directory: say where the default one is."""
     default = root / DEFAULT_DIRECTORY_NAME
-    if DEFAULT_DIRECTORY_NAME in entries:
-        found = f"which holds the default install directory, {default}"
-    else:
-        found = f"which holds {_some(entries)}"
+    # Its `.kinetis-mcp-docs` is the default install directory, or (a file) the marker an
+    # earlier version wrote when it installed into the home directory itself.
+    holds = f", which holds the default install directory, {default}" if default.is_dir() else ""
     return Refusal(
-        f"it is your home directory, {found}; an install directory is a directory of its own",
+        f"it is your home directory{holds}; an install directory is a directory of its own",
         f"unset {DIR_ENVIRONMENT_VARIABLE} to use the default, {default}, or set it to a new "
         "directory",
     )

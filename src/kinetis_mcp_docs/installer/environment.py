@@ -35,7 +35,7 @@ from pathlib import Path
 from kinetis_mcp_docs.installer.children import run_bounded
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import DIRECTORY_MODE, InstallLayout
-from kinetis_mcp_docs.installer.pip import pip_runner, run_pip
+from kinetis_mcp_docs.installer.pip import PLAIN, PipRun, pip_runner, run_pip
 
 # `pip --python` appeared in pip 22.3.
 PIP_WITH_PYTHON_OPTION = (22, 3)
@@ -48,20 +48,25 @@ _ENVIRONMENT_NAME = re.compile(r"\d{8}T\d{6}-[0-9a-f]{8}")
 
 
 def build_environment(
-    layout: InstallLayout, requirement_args: list[str], *, deadline: float | None
+    layout: InstallLayout,
+    requirement_args: list[str],
+    *,
+    deadline: float | None,
+    pip: PipRun = PLAIN,
 ) -> Path:
     """Create a new environment under `layout.envs` and pip-install `requirement_args`.
 
     `requirement_args` are pip install arguments: `["-r", str(layout.requirements)]`, or
     pinned `"name==version"` strings. The environment's interpreter is the base interpreter
-    of the one running this (a venv made from a venv points at the same base). pip's output
-    goes to stderr. On any failure, or past `deadline` (a `time.monotonic()` value), the
-    partial environment is removed and `InstallerError` raised.
+    of the one running this (a venv made from a venv points at the same base). pip runs as
+    `pip` says (its output to stderr, by default). On any failure, or past `deadline` (a
+    `time.monotonic()` value), the partial environment is removed and `InstallerError`
+    raised.
     """
     _make_envs(layout)
     env = layout.envs / new_name()
     try:
-        _create_and_install(layout, env, requirement_args, deadline=deadline)
+        _create_and_install(layout, env, requirement_args, deadline=deadline, pip=pip)
     except BaseException:
         discard(env)
         raise
@@ -81,7 +86,12 @@ def _make_envs(layout: InstallLayout) -> None:
 
 
 def _create_and_install(
-    layout: InstallLayout, env: Path, requirement_args: list[str], *, deadline: float | None
+    layout: InstallLayout,
+    env: Path,
+    requirement_args: list[str],
+    *,
+    deadline: float | None,
+    pip: PipRun,
 ) -> None:
     own_pip = running_pip_supports_python_option()
     base = base_interpreter()
@@ -97,16 +107,17 @@ def _create_and_install(
     runner = pip_runner() if own_pip else None
     if runner is not None:
         # What `pip --python` would run, minus pip's own start-up in this process.
-        run_pip(target, install, deadline=deadline, what=what, runner=runner)
+        run_pip(target, install, deadline=deadline, what=what, runner=runner, how=pip)
     elif own_pip:
         run_pip(
             sys.executable,
             ["--python", os.fspath(target), *install],
             deadline=deadline,
             what=what,
+            how=pip,
         )
     else:
-        run_pip(target, install, deadline=deadline, what=what)
+        run_pip(target, install, deadline=deadline, what=what, how=pip)
 
 
 def _run_venv(argv: list[str], env: Path, *, deadline: float | None) -> None:
@@ -257,6 +268,11 @@ def prune(layout: InstallLayout) -> None:
         entry = layout.root / name
         if name.startswith(stale) and entry.is_symlink():
             entry.unlink(missing_ok=True)  # removes the link itself, never its target
+
+
+def named_as_built(name: str) -> bool:
+    """Whether `name` is named as `new_name` names the environments this installer builds."""
+    return _ENVIRONMENT_NAME.fullmatch(name) is not None
 
 
 def discard_environments(

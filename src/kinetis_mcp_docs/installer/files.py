@@ -41,13 +41,13 @@ def read_regular(path: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Replace `path` with a regular file holding `data`: mode 0o644, or less by the umask.
+def write_atomic(path: str, data: bytes, mode: int = FILE_MODE) -> None:
+    """Replace `path` with a regular file holding `data`: `mode` (0o644), less the umask.
 
     Raises `OSError` (leaving `path` as it was) when it cannot.
     """
     temporary = f"{path}.tmp-{os.urandom(4).hex()}"
-    fd = os.open(temporary, _CREATE_FLAGS, FILE_MODE)
+    fd = os.open(temporary, _CREATE_FLAGS, mode)
     try:
         try:
             view = memoryview(data)

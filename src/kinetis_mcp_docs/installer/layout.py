@@ -5,7 +5,9 @@ One layout serves `setup` and the spawn-time updater, so that both agree on ever
     DIR/.kinetis-mcp-docs     marker: proves the directory is ours
     DIR/.update.lock          the exclusive update lock (filelock; released by the kernel)
     DIR/.last-update-check    seconds since the epoch of the last successful install or update
+    DIR/.last-update-failure  the time and reason of a client start's failed update, since then
     DIR/requirements.txt      the requirement every install and update resolves
+    DIR/package-source.json   where pip looks for it: the index or wheelhouse setup used
     DIR/envs/<name>/          complete virtual environments, never modified once built
     DIR/current -> envs/<name>   the environment that serves; replaced by one rename
     DIR/previous -> envs/<name>  the one before it, kept for a rollback
@@ -29,6 +31,7 @@ from .names import (
     DOCS_DIR_OPTION,
     ENVS_NAME,
     LAST_CHECK_NAME,
+    LAST_FAILURE_NAME,
     LOCK_NAME,
     MARKER_CONTENT,
     MARKER_NAME,
@@ -36,6 +39,7 @@ from .names import (
     REQUIREMENT,
     REQUIREMENTS_NAME,
     SERVER_MODULE,
+    SOURCE_NAME,
     START_ARGUMENTS,
     START_MODULE,
 )
@@ -73,8 +77,16 @@ class InstallLayout:
         return self.root / LAST_CHECK_NAME
 
     @property
+    def last_update_failure(self) -> Path:
+        return self.root / LAST_FAILURE_NAME
+
+    @property
     def requirements(self) -> Path:
         return self.root / REQUIREMENTS_NAME
+
+    @property
+    def package_source(self) -> Path:
+        return self.root / SOURCE_NAME
 
     @property
     def envs(self) -> Path:

@@ -18,8 +18,10 @@ client start but one a day. What the lock guarantees:
   directory is: never writable by others, and no more readable than a stricter umask allows.
 
 A process that finds the lock held says so through `on_wait` and waits (filelock polls
-every 50 ms). `LockState.waited` then tells the caller that the holder has just installed
-or updated, or tried, so a spawn does not try again.
+every 50 ms), for as long as it is held or, given `wait_at_most`, that many seconds at most
+(then `LockBusy`: a client start must not wait past its own deadline). `LockState.waited`
+then tells the caller that the holder has just installed or updated, or tried, so a spawn
+does not try again.
 """
 
 from __future__ import annotations
@@ -44,11 +46,19 @@ class LockState:
     waited: bool
 
 
+class LockBusy(InstallerError):
+    """The lock was still held by another process when the caller's wait ran out."""
+
+
 @contextmanager
 def update_lock(
-    path: str | os.PathLike[str], *, on_wait: Callable[[], None] | None = None
+    path: str | os.PathLike[str],
+    *,
+    on_wait: Callable[[], None] | None = None,
+    wait_at_most: float | None = None,
 ) -> Iterator[LockState]:
-    """Hold the exclusive lock on `path` for the block, waiting as long as it is held.
+    """Hold the exclusive lock on `path` for the block, waiting as long as it is held, or
+    at most `wait_at_most` seconds (then `LockBusy`).
 
     Raises `InstallerError` when the lock cannot be taken: a symlink, a directory or
     anything but a regular file under the name, or a directory that cannot be written.
@@ -65,7 +75,12 @@ def update_lock(
         except Timeout:
             if on_wait is not None:
                 on_wait()
-            lock.acquire()
+            try:
+                lock.acquire(timeout=-1 if wait_at_most is None else max(wait_at_most, 0))
+            except Timeout:
+                raise LockBusy(
+                    f"{name} was still held by another process after {wait_at_most:g} s"
+                ) from None
             waited = True
     except OSError as error:
         raise InstallerError(

@@ -12,9 +12,28 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from kinetis_mcp_docs.installer.children import run_bounded
+
+
+@dataclass(frozen=True)
+class PipRun:
+    """How pip runs: the environment it is given, and where its output goes.
+
+    `environ` None is this process's environment; an update gives pip the one its install's
+    recorded package source makes of it (`package_source.py`). `summarize` keeps pip's
+    output out of stderr, a failure then carrying pip's own line of why: a client start
+    writes its update's failure as one line into the client's log, not pip's screenful.
+    """
+
+    environ: Mapping[str, str] | None = None
+    summarize: bool = False
+
+
+# What setup runs pip with: this process's environment, its output on stderr.
+PLAIN = PipRun()
 
 
 def run_pip(
@@ -24,6 +43,7 @@ def run_pip(
     deadline: float | None,
     what: str,
     runner: str | None = None,
+    how: PipRun = PLAIN,
 ) -> None:
     """Run `python -m pip <arguments>` to completion, or raise `InstallerError`.
 
@@ -34,7 +54,15 @@ def run_pip(
     """
     pip = ["-I", runner] if runner is not None else ["-m", "pip"]
     argv = [os.fspath(python), *pip, "--no-input", "--disable-pip-version-check", *arguments]
-    run_bounded(argv, deadline=deadline, what=what, name="pip", hint=" (its output is above)")
+    run_bounded(
+        argv,
+        deadline=deadline,
+        what=what,
+        name="pip",
+        hint=" (its output is above)",
+        env=how.environ,
+        summarize=how.summarize,
+    )
 
 
 def pip_runner() -> str | None:

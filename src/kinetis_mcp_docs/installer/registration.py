@@ -103,7 +103,7 @@ class Registration:
     `streamable_http`) or an SSE one has a `url` and the names of its `headers`, never their
     values, which may be credentials. `transport` is empty when the client shows neither:
     Claude Code shows a project-scope server awaiting approval by its scope and status alone.
-    `status` is Claude Code's connection check (`✓ Connected`, ...) and `scope` where it
+    `status` is Claude Code's connection check (`✔ Connected`, ...) and `scope` where it
     keeps the registration (`User config (...)`); Codex reports neither.
     """
 

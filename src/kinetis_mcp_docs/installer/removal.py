@@ -9,7 +9,8 @@ starting meanwhile fails at once instead of running a half-removed environment.
 
 Whatever remains — something a user put there, an entry of another type, an environment a
 byte-compile is still writing — keeps the directory with its marker and lock, and is
-named, so that running uninstall again finishes the job. The marker goes last.
+named (`leftovers` tells the two apart): what is not ours is left as it is, and an
+environment still being compiled goes when uninstall runs again. The marker goes last.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.environment import discard_environments
+from kinetis_mcp_docs.installer.environment import discard_environments, named_as_built
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.names import MARKER_NAME
 
@@ -39,9 +40,15 @@ def remove_install(layout: InstallLayout) -> list[str]:
         _remove(link, stat.S_ISLNK)
     discard_environments(layout)
     _remove(layout.envs, stat.S_ISDIR)  # only once empty
-    for small in (layout.last_update_check, layout.requirements):
+    state = (
+        layout.last_update_check,
+        layout.last_update_failure,
+        layout.requirements,
+        layout.package_source,
+    )
+    for small in state:
         _remove(small, stat.S_ISREG)
-    small_files = (layout.marker, layout.lock, layout.last_update_check, layout.requirements)
+    small_files = (layout.marker, layout.lock, *state)
     ours = {path.name for path in (*small_files, layout.current, layout.previous)}
     for name in os.listdir(layout.root):  # noqa: PTH208 - names, not paths, are compared
         match = _TEMPORARY.fullmatch(name)
@@ -55,6 +62,23 @@ def remove_install(layout: InstallLayout) -> list[str]:
     _remove(layout.marker, stat.S_ISREG)
     _remove_directory(layout.root)
     return []
+
+
+def leftovers(layout: InstallLayout, left: list[str]) -> tuple[list[str], list[str]]:
+    """What `remove_install` left, told apart: what this installer did not write (by path
+    under the directory, `envs/<name>` for one inside `envs`), and the environments it
+    built that a byte-compile still holds."""
+    foreign = [name for name in left if name != layout.envs.name]
+    compiling: list[str] = []
+    if layout.envs.name in left:
+        if layout.envs.is_symlink() or not layout.envs.is_dir():
+            foreign.append(layout.envs.name)
+        else:
+            for name in sorted(os.listdir(layout.envs)):  # noqa: PTH208 - names are compared
+                entry = f"{layout.envs.name}/{name}"
+                held = named_as_built(name) and (layout.envs / name).is_dir()
+                (compiling if held else foreign).append(entry)
+    return sorted(foreign), compiling
 
 
 def _remove(path: Path, wanted: Callable[[int], bool]) -> None:

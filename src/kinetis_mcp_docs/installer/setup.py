@@ -36,6 +36,8 @@ from kinetis_mcp_docs.installer.files import write_atomic
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.names import PAGES_ENVIRONMENT_VARIABLE
+from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
+from kinetis_mcp_docs.installer.pip import PipRun
 from kinetis_mcp_docs.installer.smoke import (
     READ_FAILED,
     ServerCheckFailed,
@@ -96,7 +98,7 @@ def run_setup(
     new: Candidate | None = None
     try:
         deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
-        installed, new = install(layout, deadline=deadline, say=say)
+        installed, new = install(layout, deadline=deadline, say=say, environ=environ)
         read = f"a page from {pages}" if pages else "a page from the Kinetis repository"
         say(f"Installed version {installed}; verifying it through the command to register ({read})")
         version = verify_server(argv, client.launch_environment(environ, registered_env))
@@ -274,12 +276,19 @@ def check_python() -> None:
 
 
 def install(
-    layout: InstallLayout, *, deadline: float, say: Callable[[str], None]
+    layout: InstallLayout,
+    *,
+    deadline: float,
+    say: Callable[[str], None],
+    environ: Mapping[str, str],
 ) -> tuple[str, Candidate]:
-    """Under the lock: write the requirement, build, check, switch, record the time.
+    """Under the lock: write the requirement, build, check, switch, record the time and
+    where the packages came from.
 
-    Returns the installed version, and the candidate whose byte-compile is still running
-    beside the caller (see `candidate.py`): end it with `finish` or `stop`. The environment
+    pip runs in `environ`, whose pip variables are recorded as the install's package source
+    (`package_source.py`), for every later update to look where this install did. Returns
+    the installed version, and the candidate whose byte-compile is still running beside
+    the caller (see `candidate.py`): end it with `finish` or `stop`. The environment
     serving before (on a re-run) stays untouched until the switch, and stays as `previous`
     after it.
     """
@@ -288,9 +297,18 @@ def install(
     ):
         write_requirements(layout)
         with candidate(
-            layout, ["-r", os.fspath(layout.requirements)], deadline=deadline, compile_beside=True
+            layout,
+            ["-r", os.fspath(layout.requirements)],
+            deadline=deadline,
+            compile_beside=True,
+            pip=PipRun(environ=environ),
         ) as new:
             version = new.check(deadline=deadline)
+        try:
+            record_source(layout, PackageSource.of(environ))
+        except BaseException:
+            new.stop()
+            raise
     return version, new
 
 

@@ -72,6 +72,11 @@ class ServerCheckFailed(InstallerError):
 
 def read_hint(pages: str | os.PathLike[str] | None) -> str:
     """What to check when the server could not read a page: its pages, or the origin."""
+    if pages is not None and not Path(pages).is_dir():
+        return (
+            f"The pages directory {pages} is gone: put it back (a checkout's docs/, say) or "
+            "point KINETIS_MCP_DOCS_PAGES at another"
+        )
     if pages is not None:
         return f"Check that {Path(pages, 'index.md')} is a readable UTF-8 file"
     return (

@@ -5,10 +5,12 @@ In order:
 1. Find the install directory from the running interpreter — its environment is
    `DIR/envs/<name>` — and require the marker that proves the directory is ours.
 2. Read `.last-update-check`, without any lock. Inside the window (every start but one a
-   day), go straight to 4: no lock is taken and nothing of the update is imported.
+   day), go straight to 4: no lock is taken and nothing of the update is imported. Past
+   it, within an hour of a start's failed update (`.last-update-failure`), the same.
 3. An update is due: `update.update_if_due` takes `DIR/.update.lock`, waiting while it is
-   held. A spawn that had to wait does not update: the holder (another spawn, or `setup`)
-   has just installed or updated, or tried. Otherwise the timestamp is read again under
+   held, up to the update's deadline: past it, `current` (always a whole environment)
+   serves as it is. A spawn that had to wait does not update: the holder (another spawn,
+   or `setup`) has just installed or updated, or tried. Otherwise the timestamp is read again under
    the lock and, still due, the update runs, bounded by its deadline; any failure is one
    line on stderr and the installed server starts anyway. The lock is released — its
    descriptor closed — before the server runs, so a long session never holds off the
@@ -46,11 +48,17 @@ from kinetis_mcp_docs.installer.names import (
     CURRENT_NAME,
     ENVS_NAME,
     LAST_CHECK_NAME,
+    LAST_FAILURE_NAME,
     MARKER_CONTENT,
     MARKER_NAME,
     SERVER_MODULE,
 )
-from kinetis_mcp_docs.installer.throttle import is_due, read_last_check
+from kinetis_mcp_docs.installer.throttle import (
+    is_due,
+    read_last_check,
+    read_last_failure,
+    retry_deferred,
+)
 from kinetis_mcp_docs.server.standard_streams import StdoutClosed, open_standard_streams
 
 _MARKER_BYTES = MARKER_CONTENT.encode()
@@ -73,13 +81,13 @@ def main() -> int:
     if root is None:
         _say(
             f"{_ENVIRONMENT} is not an environment of a kinetis-mcp-docs install directory "
-            "(no envs/ parent with a valid .kinetis-mcp-docs marker); "
-            "run `kinetis-docs setup` again."
+            "(no envs/ parent with a valid .kinetis-mcp-docs marker); install it again as "
+            "the README says (from a clone: `.venv/bin/nox -s setup_from_source`)."
         )
         return 1
     pin_to_environment(_STARTED_AS, _ENVIRONMENT)
     serving = _ENVIRONMENT
-    if is_due(read_last_check(os.path.join(root, LAST_CHECK_NAME)), time.time()):
+    if _update_due(root, time.time()):
         serving = _update(root)
     if serving != _ENVIRONMENT:
         python = os.path.join(serving, "bin", "python")
@@ -92,6 +100,14 @@ def main() -> int:
     from kinetis_mcp_docs.server.stdio import main as serve  # noqa: PLC0415 - after pinning
 
     return serve()
+
+
+def _update_due(root: str, now: float) -> bool:
+    """The throttle, read without the lock: a day since the last success, and not within an
+    hour of a start's failed update."""
+    if not is_due(read_last_check(os.path.join(root, LAST_CHECK_NAME)), now):
+        return False
+    return not retry_deferred(read_last_failure(os.path.join(root, LAST_FAILURE_NAME)), now)
 
 
 def install_directory(environment: str) -> str | None:
@@ -155,6 +171,7 @@ def _update(root: str) -> str:
             layout,
             timeout=update_timeout(os.environ),
             on_wait=lambda: _say(f"waiting for another update of {root} to finish."),
+            say=_say,
         )
     except Exception as error:  # noqa: BLE001 - every failure must still start the server
         reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)

@@ -1,9 +1,11 @@
 """`kinetis-docs status [--json]`: is it installed, current, registered, and are pages readable?
 
 What it reports: the install directory and what its marker says, the versions `current`
-and `previous` hold, the last update check and when the next is due, the registration each
-client's CLI reports, and — for each registration that runs this install — one real page
-read through the registered command, in the environment that client gives the server.
+and `previous` hold, the last update check (and a client start's failed update since) and
+when the next is due, where its packages come from (and, for a source install, how it takes
+its checkout's changes), the registration each client's CLI reports, and — for each
+registration that runs this install — one real page read through the registered command,
+in the environment that client gives the server.
 Claude Code's "Connected" only means the server answered `initialize`; the page read is
 what shows that pages arrive (through the proxy, with the CA bundle, from the pages
 directory).
@@ -19,7 +21,9 @@ that reports the server failing, a page read that fails, a registration at anoth
 than user (a local-scope one for the home directory hides ours), and a daily update that has
 failed for more than a day past due (so the install is stuck at its version). Each is a
 `Problem` carrying the command that fixes it — the install's own `kinetis-docs`, with the
-pages directory a registration has — and any makes the exit status 1. An HTTP registration
+pages directory a registration has; for a source install, its checkout's
+`nox -s setup_from_source`; with nothing installed, the README's command in a clone — and
+any makes the exit status 1. An HTTP registration
 of the name is shown as its URL and the names of its headers, never their values.
 """
 
@@ -35,7 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from kinetis_mcp_docs.installer import directory
-from kinetis_mcp_docs.installer.advice import kinetis_docs, server_account
+from kinetis_mcp_docs.installer.advice import (
+    from_checkout,
+    install_here,
+    kinetis_docs,
+    server_account,
+)
 from kinetis_mcp_docs.installer.environment import (
     current_environment,
     environment_version,
@@ -43,6 +52,7 @@ from kinetis_mcp_docs.installer.environment import (
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
+from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
 from kinetis_mcp_docs.installer.registration import (
     CLIENTS,
     SERVER_NAME,
@@ -57,9 +67,16 @@ from kinetis_mcp_docs.installer.smoke import (
     read_hint,
     verify_server,
 )
-from kinetis_mcp_docs.installer.throttle import WINDOW_SECONDS, is_due, read_last_check
+from kinetis_mcp_docs.installer.throttle import (
+    RETRY_SECONDS,
+    WINDOW_SECONDS,
+    is_due,
+    read_failure,
+    read_last_check,
+    retry_deferred,
+)
 
-# A day past due: every start since (and status's own page read) tried the update and failed.
+# A day past due, with a failure recorded since: the starts of that day tried and failed.
 OVERDUE_SECONDS = 2 * WINDOW_SECONDS
 
 
@@ -127,6 +144,13 @@ class InstallStatus:
     last_update_check: str | None = None
     # None: due, so the next client start checks.
     next_update_check: str | None = None
+    # A client start's failed update since the last good one: when, and why.
+    last_failed_update: str | None = None
+    last_failure: str | None = None
+    # Where pip looks for it (setup's record; None for an install made before it existed),
+    # and the checkout a source install is set up from again.
+    package_source: str | None = None
+    source_checkout: str | None = None
 
 
 @dataclass(frozen=True)
@@ -149,13 +173,29 @@ def gather_status(environ: Mapping[str, str]) -> Status:
     """Examine the install directory and both clients; see the module's docstring."""
     root = directory.resolve_directory(environ)
     problems: list[Problem] = []
-    clients = [_client_status(client, root, environ, problems) for client in CLIENTS]
+    checkout = _checkout(root)
+    clients = [_client_status(client, root, environ, problems, checkout) for client in CLIENTS]
     install = _install_status(root, environ, clients, problems)
     return Status(install, clients, problems)
 
 
+def _checkout(root: Path) -> Path | None:
+    """The checkout `root` is a source install of, for the commands status names."""
+    if not isinstance(directory.ownership(root), directory.Found):
+        return None
+    try:
+        source = read_source(InstallLayout(root))
+    except InstallerError:
+        return None  # reported with the install directory
+    return None if source is None else source.checkout()
+
+
 def _client_status(
-    client: Client, root: Path, environ: Mapping[str, str], problems: list[Problem]
+    client: Client,
+    root: Path,
+    environ: Mapping[str, str],
+    problems: list[Problem],
+    checkout: Path | None,
 ) -> ClientStatus:
     cli = client.cli_on_path()
     if cli is None:
@@ -174,14 +214,14 @@ def _client_status(
         problems.append(Problem(scoped.what, f"{scoped.remove}; then run status again"))
     runs_here = registration.runs_from(root)
     other = registration.install_directory
-    read = _read_page(client, registration, root, environ, problems) if runs_here else None
+    setup = _setup(client, registration, root, checkout)
+    read = _read_page(client, registration, environ, problems, setup) if runs_here else None
     status = registration.status
     if runs_here and status is not None and ("Connected" not in status or "Failed" in status):
         problems.append(
             Problem(
                 f"{client.label} reports {SERVER_NAME} as {status!r}, not Connected",
-                f"`{client.check_hint()}` says why; `{_setup(client, registration, root)}` "
-                "reinstalls and registers it again",
+                f"`{client.check_hint()}` says why; `{setup}` reinstalls and registers it again",
             )
         )
     return ClientStatus(
@@ -203,17 +243,26 @@ def _client_status(
     )
 
 
-def _setup(client: Client, registration: Registration, root: Path) -> str:
-    """The setup that registers this install again as it is: with its pages directory."""
-    return kinetis_docs(root, "setup", *client.arguments, pages=registration.pages)
+def _setup(client: Client, registration: Registration, root: Path, checkout: Path | None) -> str:
+    """The setup that registers this install again as it is: with its pages directory, and
+    for a source install from its checkout (its own setup would ask an index)."""
+    if checkout is None:
+        return kinetis_docs(root, "setup", *client.arguments, pages=registration.pages)
+    return from_checkout(checkout, *_session_arguments(client, registration.pages))
+
+
+def _session_arguments(client: Client, pages: str | None) -> list[str]:
+    """What follows `--` in `nox -s setup_from_source` for a client's registration: the
+    session serves the checkout's docs/ unless told `--live`."""
+    return [*client.arguments, *([] if pages else ["--live"])]
 
 
 def _read_page(
     client: Client,
     registration: Registration,
-    root: Path,
     environ: Mapping[str, str],
     problems: list[Problem],
+    setup: str,
 ) -> PageRead:
     """Setup's four messages through the registered command, as `client` starts it."""
     env = client.launch_environment(environ, registration.env)
@@ -221,7 +270,6 @@ def _read_page(
         version = verify_server(registration.argv, env)
     except ServerCheckFailed as failure:
         detail = server_account(failure)
-        setup = _setup(client, registration, root)
         # A pages directory that is gone or unreadable may stop the server at start.
         if failure.problem.code == READ_FAILED or registration.pages is not None:
             fix = f"{read_hint(registration.pages)}, then run `{setup}`"
@@ -253,26 +301,44 @@ def _install_status(
     if unsafe is not None:
         reason, fix = unsafe
         problems.append(Problem(reason, fix))
+    source = _source(layout, problems)
+    checkout = None if source is None else source.checkout()
     current = current_environment(layout)
     if current is None:
         problems.append(
-            Problem(f"{layout.current} points at no environment", _setup_either(root) + " again")
+            Problem(
+                f"{layout.current} points at no environment",
+                _setup_either(root, checkout, clients) + " again",
+            )
         )
     if not any(client.runs_this_install for client in clients):
-        problems.append(Problem(f"No client is registered to run {root}", _setup_either(root)))
+        problems.append(
+            Problem(
+                f"No client is registered to run {root}", _setup_either(root, checkout, clients)
+            )
+        )
     now = time.time()
     last = read_last_check(layout.last_update_check)
+    failure = read_failure(layout.last_update_failure)
+    if failure is not None and last is not None and failure[0] < last:
+        failure = None  # an update has succeeded since
     due = last is None or is_due(last, now)
-    started = any(client.page_read is not None for client in clients)
-    if started and last is not None and now - last > OVERDUE_SECONDS:
+    if failure is not None and last is not None and now - last > OVERDUE_SECONDS:
         problems.append(
             Problem(
                 f"The daily update has not succeeded since {_utc(last)}, more than a day past "
-                "due: every client start tries it and fails (status's page read just did)",
-                f"`{kinetis_docs(root, 'update')}` updates now, with no start-up time limit, "
-                "or says what fails",
+                f"due: the last client start that tried, at {_utc(failure[0])}, failed: "
+                f"{failure[1].rstrip('.')}",
+                _overdue_fix(root, checkout, clients),
             )
         )
+    deferred = failure is not None and retry_deferred(failure[0], now)
+    if failure is not None and deferred:
+        next_check: str | None = _utc(failure[0] + RETRY_SECONDS)
+    elif due or last is None:
+        next_check = None
+    else:
+        next_check = _utc(last + WINDOW_SECONDS)
     return InstallStatus(
         os.fspath(root),
         chosen_by,
@@ -281,27 +347,69 @@ def _install_status(
         current=_environment(current),
         previous=_environment(previous_environment(layout)),
         last_update_check=None if last is None else _utc(last),
-        next_update_check=None if due or last is None else _utc(last + WINDOW_SECONDS),
+        next_update_check=next_check,
+        last_failed_update=None if failure is None else _utc(failure[0]),
+        last_failure=None if failure is None else failure[1],
+        package_source=None if source is None else source.describe(),
+        source_checkout=None if checkout is None else os.fspath(checkout),
     )
 
 
-def _setup_either(root: Path) -> str:
-    return (
-        f"`{kinetis_docs(root, 'setup')}` (Claude Code) or "
-        f"`{kinetis_docs(root, 'setup', 'codex')}` (Codex)"
+def _source(layout: InstallLayout, problems: list[Problem]) -> PackageSource | None:
+    try:
+        return read_source(layout)
+    except InstallerError as error:
+        problems.append(Problem(error.message, _setup_either(layout.root, None, [])))
+        return None
+
+
+def _overdue_fix(root: Path, checkout: Path | None, clients: list[ClientStatus]) -> str:
+    """What a failing daily update needs: the command that updates without a start's bounds,
+    or, for a source install, its checkout's session (its wheelhouse is where it looks)."""
+    if checkout is None:
+        return (
+            f"`{kinetis_docs(root, 'update')}` updates now, with no start-up time limit, or "
+            "says what fails"
+        )
+    return f"{_setup_either(root, checkout, clients)}, which builds its wheelhouse again"
+
+
+def _setup_either(root: Path, checkout: Path | None, clients: list[ClientStatus]) -> str:
+    """The setup that installs and registers `root` for either client: the install's own,
+    or, for a source install, its checkout's session for each client that runs it."""
+    if checkout is None:
+        return (
+            f"`{kinetis_docs(root, 'setup')}` (Claude Code) or "
+            f"`{kinetis_docs(root, 'setup', 'codex')}` (Codex)"
+        )
+    running = [client for client in clients if client.runs_this_install]
+    chosen = running or [ClientStatus("Claude Code", None), ClientStatus("Codex", None)]
+    return " or ".join(
+        f"`{from_checkout(checkout, *_checkout_arguments(client))}` ({client.client})"
+        for client in chosen
     )
+
+
+def _checkout_arguments(client: ClientStatus) -> list[str]:
+    codex = ["codex"] if client.client == "Codex" else []
+    live = ["--live"] if client.registered and client.pages is None else []
+    return [*codex, *live]
 
 
 def _install_fix(root: Path, clients: list[ClientStatus]) -> str:
     """How to install here — or to look at the install a client does run."""
+    here = (
+        f"from a clone of kinetis-mcp-docs, `{install_here(root)}` (Claude Code) or "
+        f"`{install_here(root, 'codex')}` (Codex), as its README says"
+    )
     for client in clients:
         if client.install_directory is not None and not client.runs_this_install:
             status = kinetis_docs(Path(client.install_directory), "status")
             return (
                 f"{client.client} runs the install in {client.install_directory}: "
-                f"`{status}` shows it; or install here with {_setup_either(root)}"
+                f"`{status}` shows it; or install here {here}"
             )
-    return _setup_either(root)
+    return f"install it {here}"
 
 
 def _environment(env: Path | None) -> EnvironmentStatus | None:
@@ -326,12 +434,24 @@ def render(status: Status) -> list[str]:
         lines.append(f"  Current: {_shown(install.current)}")
         lines.append(f"  Previous: {_shown(install.previous)}")
         lines.append(f"  Last update check: {install.last_update_check or 'none recorded'}")
+        if install.last_failed_update is not None:
+            lines.append(
+                f"  Last failed update: {install.last_failed_update}: {install.last_failure}"
+            )
         due = (
             f"at the first client start after {install.next_update_check}"
             if install.next_update_check
             else "due: the next client start checks"
         )
         lines.append(f"  Next update check: {due}")
+        if install.package_source is not None:
+            lines.append(f"  Package source: {install.package_source}")
+        if install.source_checkout is not None:
+            checkout = Path(install.source_checkout)
+            lines.append(
+                f"  Source checkout: {checkout}; it takes the checkout's changes with "
+                f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
+            )
     for client in status.clients:
         lines.extend(_client_lines(client))
     if status.ok:

@@ -4,6 +4,13 @@ Modelled on pip's self-outdated check: every way the state can be wrong — miss
 unreadable, not a number, from the future — reads as "check now", so a corrupt file can
 delay nothing; and the current time is always passed in, so the edges are testable.
 
+A client start's failed update is recorded apart, in `DIR/.last-update-failure` (its time,
+then its one-line reason), and defers the next try by `RETRY_SECONDS`: an index that is
+down, or a source that offers no release, would otherwise cost every start the same
+seconds and the same line in the client's log, all day. An hour is short beside the
+day's window, so a start soon after the network comes back still updates that day. The
+same rules hold: a missing, unreadable or future record defers nothing.
+
 Read on every spawn, so it sticks to `os` (no pathlib, typing or contextlib: see `start.py`).
 """
 
@@ -15,7 +22,9 @@ import os
 from kinetis_mcp_docs.installer.files import read_regular, write_atomic
 
 WINDOW_SECONDS = 86_400.0
+RETRY_SECONDS = 3_600.0
 _MAX_BYTES = 64
+_MAX_FAILURE_BYTES = 4096
 
 
 def read_last_check(path: str | os.PathLike[str]) -> float | None:
@@ -27,6 +36,10 @@ def read_last_check(path: str | os.PathLike[str]) -> float | None:
     data = read_regular(os.fspath(path), _MAX_BYTES)
     if data is None or len(data) > _MAX_BYTES:
         return None
+    return _seconds(data)
+
+
+def _seconds(data: bytes) -> float | None:
     try:
         value = float(data.decode("ascii"))
     except ValueError:  # UnicodeDecodeError is a ValueError
@@ -49,3 +62,48 @@ def is_due(last: float | None, now: float, window: float = WINDOW_SECONDS) -> bo
 def record_check(path: str | os.PathLike[str], now: float) -> None:
     """Write `now` to `path` atomically: a reader sees the old time or the new, never half."""
     write_atomic(os.fspath(path), f"{now!r}\n".encode("ascii"))
+
+
+def read_failure(path: str | os.PathLike[str]) -> tuple[float, str] | None:
+    """The recorded failed update: its time and its reason; None when there is none.
+
+    Read as the timestamp is: anything but a regular file starting with a number is None.
+    """
+    data = read_regular(os.fspath(path), _MAX_FAILURE_BYTES)
+    if data is None:
+        return None
+    first, _, rest = data[:_MAX_FAILURE_BYTES].partition(b"\n")
+    when = _seconds(first)
+    if when is None:
+        return None
+    return when, rest.decode("utf-8", "replace").strip()
+
+
+def read_last_failure(path: str | os.PathLike[str]) -> float | None:
+    """The time of the recorded failed update, or None."""
+    failure = read_failure(path)
+    return None if failure is None else failure[0]
+
+
+def retry_deferred(last_failure: float | None, now: float, retry: float = RETRY_SECONDS) -> bool:
+    """Whether a failed update at `last_failure` defers a due update at `now`.
+
+    It does for `retry` seconds after it. A failure recorded in the future defers nothing:
+    a clock set back must not postpone updates for good.
+    """
+    return last_failure is not None and 0 <= now - last_failure < retry
+
+
+def record_failure(path: str | os.PathLike[str], now: float, reason: str) -> None:
+    """Write `now` and the one-line `reason` to `path` atomically."""
+    line = " ".join(reason.split())
+    write_atomic(os.fspath(path), f"{now!r}\n{line}\n".encode("utf-8", "backslashreplace"))
+
+
+def clear_failure(path: str | os.PathLike[str]) -> None:
+    """Forget a recorded failure once an update succeeded; best effort (a record left behind
+    is older than the success, so it defers nothing and status shows none)."""
+    try:  # noqa: SIM105 - contextlib is kept off the spawn path
+        os.unlink(path)  # noqa: PTH108 - see above
+    except OSError:
+        pass

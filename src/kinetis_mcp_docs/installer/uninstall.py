@@ -33,7 +33,7 @@ from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.registration import SERVER_NAME, Client
-from kinetis_mcp_docs.installer.removal import remove_install
+from kinetis_mcp_docs.installer.removal import leftovers, remove_install
 
 _VERB = "remove"
 
@@ -164,11 +164,21 @@ def _remove(layout: InstallLayout, say: Callable[[str], None]) -> None:
             return
         left = remove_install(layout)
     if left:
-        say(
-            f"Kept {root}: it still holds {', '.join(left)}, which this installer did not "
-            "write or a byte-compile is still writing; remove those, or run uninstall again "
-            "in a moment"
-        )
+        foreign, compiling = leftovers(layout, left)
+        said = []
+        if foreign:
+            # What is not ours is named, never given as something to remove: it is the
+            # user's (or another program's), whatever it is.
+            said.append(
+                f"it also holds {', '.join(foreign)}, which this installer did not write, so "
+                "it left those and the directory as they are"
+            )
+        if compiling:
+            said.append(
+                f"a byte-compile is still writing into {', '.join(compiling)}: run uninstall "
+                "again in a moment"
+            )
+        say(f"Kept {root}: {'; '.join(said)}")
         return
     say(f"Removed {root}")
     say(

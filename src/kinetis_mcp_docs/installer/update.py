@@ -2,10 +2,11 @@
 
 One resolution decides everything: pip is asked, without installing anything, what a fresh
 install of the requirement (`kinetis-mcp-docs>=1.0,<2`, with every dependency at its
-newest allowed version) would contain. If that is exactly what `current` holds, nothing is
-built and the time is recorded. Otherwise a new environment is built beside the installed
-one from those exact pins (`--no-deps`, so pip does not resolve a second time), checked
-offline and switched to (`candidate.py`).
+newest allowed version) would contain, looking where the install's recorded package source
+says (`package_source.py`), whoever updates. If that is exactly what `current` holds,
+nothing is built and the time is recorded. Otherwise a new environment is built beside the
+installed one from those exact pins (`--no-deps`, so pip does not resolve a second time),
+checked offline and switched to (`candidate.py`).
 
 Two entries, one body (`update`), and the command over the second:
 
@@ -13,9 +14,12 @@ Two entries, one body (`update`), and the command over the second:
   takes the lock (waiting while another process holds it), and updates only if it did not
   wait and the timestamp, read again under the lock, still says due. pip fails fast there:
   no retries and a short socket timeout (`FAIL_FAST`), and the check for a newer release
-  gets at most `SPAWN_RESOLVE_SECONDS`, so an unreachable index costs a spawn well under a
-  second, and an index or a name server that never answers less than three; nothing is
-  recorded, so the next spawn tries again.
+  gets at most `SPAWN_RESOLVE_SHARE` of the deadline (2.5 s of the default 5), so an
+  unreachable index costs a spawn well under a second, and an index or a name server that
+  never answers less than three. pip's output is kept out of the client's log but for the
+  one line that says why it failed. A failure is recorded apart from the time of the last
+  success (`.last-update-failure`), so that the starts of the next hour serve at once
+  rather than each paying for it again (`throttle.RETRY_SECONDS`).
 - `update_now`, the same update whatever the timestamp, under the same lock; and
   `run_update`, the `kinetis-docs update` command over it, which first proves the install
   directory ours and bounds the update as setup bounds an install, not as a spawn does.
@@ -47,9 +51,18 @@ from kinetis_mcp_docs.installer.environment import (
 )
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
-from kinetis_mcp_docs.installer.lock import update_lock
-from kinetis_mcp_docs.installer.pip import run_pip
-from kinetis_mcp_docs.installer.throttle import is_due, read_last_check, record_check
+from kinetis_mcp_docs.installer.lock import LockBusy, update_lock
+from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
+from kinetis_mcp_docs.installer.pip import PLAIN, PipRun, run_pip
+from kinetis_mcp_docs.installer.throttle import (
+    clear_failure,
+    is_due,
+    read_last_check,
+    read_last_failure,
+    record_check,
+    record_failure,
+    retry_deferred,
+)
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
 # Codex drops a server that has not started within 10 s, and Claude Code's wait is of the
@@ -62,9 +75,11 @@ DEFAULT_TIMEOUT_SECONDS = 5.0
 FAIL_FAST = ("--retries", "0", "--timeout", "1.5")
 # pip's --timeout does not bound a name lookup: a name server that never answers holds
 # getaddrinfo for the resolver's own timeouts (5 s, twice, by default). So on a spawn the
-# check for a newer release gets at most this much of the deadline, and a DNS black hole
-# costs what a silent index costs. A slower index is left to `kinetis-docs update`.
-SPAWN_RESOLVE_SECONDS = 2.5
+# check for a newer release gets at most this share of the deadline (2.5 s of the default
+# 5 s, and as much more as KINETIS_MCP_DOCS_UPDATE_TIMEOUT gives), and a DNS black hole
+# costs what a silent index costs, leaving the rest for a build. A slower index is left to
+# `kinetis-docs update`.
+SPAWN_RESOLVE_SHARE = 0.5
 
 
 def _quiet(line: str) -> None:
@@ -93,28 +108,71 @@ def update_timeout(environ: Mapping[str, str]) -> float:
 
 
 def update_if_due(
-    layout: InstallLayout, *, timeout: float, on_wait: Callable[[], None] | None = None
+    layout: InstallLayout,
+    *,
+    timeout: float,
+    on_wait: Callable[[], None] | None = None,
+    say: Callable[[str], None] = _quiet,
 ) -> str:
     """A spawn's update; returns the environment `current` then points at (resolved).
 
-    Call once the timestamp, read without the lock, said an update is due. Takes the lock,
-    waiting while another process holds it (`on_wait` is called first). A spawn that had to
-    wait does not update: the holder has just installed or updated, or tried. Otherwise the
-    timestamp is read again under the lock, and the update runs, bounded by `timeout`
-    seconds, only if it is still due. Raises `InstallerError` on any failure.
+    Call once the timestamps, read without the lock, said an update is due. Takes the lock,
+    waiting while another process holds it (`on_wait` is called first), but no longer than
+    `timeout` seconds, the start's own deadline: `current` is always a whole environment,
+    so past that the start serves it as it is (saying so through `say`), unless there is
+    none yet, as while a first setup runs, which it waits for. A spawn that had to wait does
+    not update: the holder has just installed or updated, or tried. Otherwise the
+    timestamps are read again under the lock, and the update runs, bounded by `timeout`
+    seconds, only if it is still due; a failure is recorded (`throttle.record_failure`), so
+    that the starts of the next hour do not each try again. Raises `InstallerError` on any
+    failure.
     """
-    with update_lock(layout.lock, on_wait=on_wait) as held:
-        if not held.waited and is_due(read_last_check(layout.last_update_check), time.time()):
-            update(layout, deadline=time.monotonic() + timeout, fail_fast=True)
-        # Read under the lock: only a holder switches `current`.
+    started = time.monotonic()
+    try:
+        with update_lock(layout.lock, on_wait=on_wait, wait_at_most=timeout) as held:
+            now = time.time()
+            if (
+                not held.waited
+                and is_due(read_last_check(layout.last_update_check), now)
+                and not retry_deferred(read_last_failure(layout.last_update_failure), now)
+            ):
+                try:
+                    update(layout, deadline=started + timeout, spawn=timeout)
+                except InstallerError as error:
+                    _record_failure(layout, error)
+                    raise
+            # Read under the lock: only a holder switches `current`.
+            return os.path.realpath(layout.current)
+    except LockBusy:
+        pass
+    installed = current_environment(layout)
+    if installed is not None:
+        say(
+            f"{layout.root} was still being updated after {timeout:g} s, this start's update "
+            f"deadline; starting the version installed there now, "
+            f"{environment_version(installed)}."
+        )
+        return os.path.realpath(installed)
+    say(
+        f"{layout.root} has no complete install yet ({layout.current} points at none): "
+        "waiting for the setup that holds its update lock to finish."
+    )
+    with update_lock(layout.lock):
         return os.path.realpath(layout.current)
+
+
+def _record_failure(layout: InstallLayout, error: InstallerError) -> None:
+    """Record a spawn's failed update; a failure to record it costs only the back-off."""
+    try:  # noqa: SIM105 - the spawn path keeps contextlib out
+        record_failure(layout.last_update_failure, time.time(), error.message)
+    except OSError:
+        pass
 
 
 def update_now(
     layout: InstallLayout,
     *,
     deadline: float | None,
-    fail_fast: bool = False,
     say: Callable[[str], None] = _quiet,
 ) -> Path | None:
     """The spawn's update, now, whatever the timestamp, under the same lock.
@@ -126,7 +184,7 @@ def update_now(
     with update_lock(
         layout.lock, on_wait=lambda: say(f"Waiting for another update of {layout.root}")
     ):
-        return update(layout, deadline=deadline, fail_fast=fail_fast, say=say)
+        return update(layout, deadline=deadline, say=say)
 
 
 def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Path | None:
@@ -139,48 +197,82 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
     root = resolve_directory(environ)
     layout = owned_install(root, "update")
     if layout is None:
+        from kinetis_mcp_docs.installer.advice import install_here  # noqa: PLC0415
+
         raise InstallerError(
-            f"Nothing is installed in {root}; install it with `kinetis-docs setup` (or "
-            "`kinetis-docs setup codex`)."
+            f"Nothing is installed in {root}; install it from a clone of kinetis-mcp-docs with "
+            f"`{install_here(root)}` (or `{install_here(root, 'codex')}`), as its README says."
         )
     say(f"Updating the install in {root}")
     deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
-    return update_now(layout, deadline=deadline, say=say)
+    switched = update_now(layout, deadline=deadline, say=say)
+    source = read_source(layout)
+    checkout = None if source is None else source.checkout()
+    if switched is None and checkout is not None:
+        from kinetis_mcp_docs.installer.advice import from_checkout  # noqa: PLC0415
+
+        say(
+            f"It is a source install of {checkout}, which takes the checkout's changes with "
+            f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
+        )
+    return switched
 
 
 def update(
     layout: InstallLayout,
     *,
     deadline: float | None,
-    fail_fast: bool,
+    spawn: float | None = None,
     say: Callable[[str], None] = _quiet,
 ) -> Path | None:
     """Bring `current` up to the newest release within the requirement, by `deadline`.
 
-    `deadline` is a `time.monotonic()` value (None: no bound); `fail_fast` adds `FAIL_FAST`
-    to every pip call. Returns the new environment when `current` was switched to one,
-    None when the installed one is already up to date; records the time in both cases.
-    Raises `InstallerError` (and records nothing) on any failure, the deadline included,
-    having left the installed environment as it was. Must run under the update lock.
+    `deadline` is a `time.monotonic()` value (None: no bound). pip looks where the
+    install's recorded package source says (`package_source.py`). `spawn` is a client
+    start's update deadline in seconds, for the start's own bounds: `FAIL_FAST` on every pip
+    call, the check for a newer release given up after `SPAWN_RESOLVE_SHARE` of it, and
+    pip's output kept out of the client's log but for the line that says why it failed.
+    Returns the new environment when `current` was switched to one, None when the installed
+    one is already up to date; records the time in both cases. Raises `InstallerError` (and
+    records nothing) on any failure, the deadline included, having left the installed
+    environment as it was. Must run under the update lock.
     """
     check_install(layout)
     installed = current_environment(layout)
     if installed is None:
+        # Its own command is gone with it: name the README's.
+        from kinetis_mcp_docs.installer.advice import install_here  # noqa: PLC0415
+
         raise InstallerError(
-            f"{layout.current} does not point at an environment; run `kinetis-docs setup` again."
+            f"{layout.current} does not point at an environment; install it again from a "
+            f"clone of kinetis-mcp-docs with `{install_here(layout.root)}` (`-- codex` for "
+            "Codex)."
         )
-    options = list(FAIL_FAST) if fail_fast else []
+    source = read_source(layout)
+    if source is not None and source.missing_wheelhouses():
+        raise _wheelhouse_gone(layout, source)
+    pip = PipRun(
+        environ=None if source is None else source.pip_environment(os.environ),
+        summarize=spawn is not None,
+    )
+    options = list(FAIL_FAST) if spawn is not None else []
     say(f"Checking for a newer release of {REQUIREMENT}")
-    resolved = _resolve_in_time(layout, installed, deadline=deadline, fail_fast=fail_fast)
+    within = None if spawn is None else spawn * SPAWN_RESOLVE_SHARE
+    resolved = _resolve_in_time(layout, installed, deadline=deadline, pip=pip, within=within)
     newest = resolved[DISTRIBUTION]
     if resolved.items() <= installed_distributions(installed).items():
         record_check(layout.last_update_check, time.time())
+        clear_failure(layout.last_update_failure)
         say(f"{DISTRIBUTION} {newest} is installed and up to date")
         return None
     pins = [f"{name}=={version}" for name, version in sorted(resolved.items())]
     say(f"Installing {DISTRIBUTION} {newest} beside {environment_version(installed)}")
     with candidate(
-        layout, [*options, "--quiet", "--no-deps", *pins], deadline=deadline, compile_beside=False
+        layout,
+        [*options, "--quiet", "--no-deps", *pins],
+        deadline=deadline,
+        compile_beside=False,
+        pip=pip,
     ) as new:
         say("Checking the new environment's server")
         new.check(deadline=deadline, expected=newest)
@@ -188,17 +280,40 @@ def update(
     return new.env
 
 
+def _wheelhouse_gone(layout: InstallLayout, source: PackageSource) -> InstallerError:
+    """The wheelhouses the install comes from are gone: say so, and how to install again."""
+    # Only on this failure: the spawn path imports no more than it needs.
+    from kinetis_mcp_docs.installer.advice import from_checkout  # noqa: PLC0415
+
+    houses = ", ".join(os.fspath(house) for house in source.wheelhouses())
+    checkout = source.checkout()
+    fix = (
+        f"`{from_checkout(checkout)}` builds it again (add `-- codex` for Codex)"
+        if checkout is not None
+        else "run setup again from where its packages are now"
+    )
+    return InstallerError(
+        f"The wheelhouse {layout.root} was installed from, {houses}, is gone; {fix}."
+    )
+
+
 def _resolve_in_time(
-    layout: InstallLayout, env: Path, *, deadline: float | None, fail_fast: bool
+    layout: InstallLayout,
+    env: Path,
+    *,
+    deadline: float | None,
+    pip: PipRun,
+    within: float | None,
 ) -> dict[str, str]:
-    """`resolve`, failing fast and within `SPAWN_RESOLVE_SECONDS` on a spawn's path."""
-    if not fail_fast:
-        return resolve(layout, env, deadline=deadline, pip_options=[])
-    capped = time.monotonic() + SPAWN_RESOLVE_SECONDS
+    """`resolve`, failing fast and given up after `within` seconds when given a bound."""
+    if within is None:
+        return resolve(layout, env, deadline=deadline, pip_options=[], pip=pip)
+    options = list(FAIL_FAST)
+    capped = time.monotonic() + within
     if deadline is not None and deadline <= capped:
-        return resolve(layout, env, deadline=deadline, pip_options=list(FAIL_FAST))
+        return resolve(layout, env, deadline=deadline, pip_options=options, pip=pip)
     try:
-        return resolve(layout, env, deadline=capped, pip_options=list(FAIL_FAST))
+        return resolve(layout, env, deadline=capped, pip_options=options, pip=pip)
     except InstallerError:
         if time.monotonic() < capped:
             raise
@@ -206,14 +321,20 @@ def _resolve_in_time(
         from kinetis_mcp_docs.installer.advice import kinetis_docs  # noqa: PLC0415
 
         raise InstallerError(
-            f"Could not check for a newer {DISTRIBUTION} within {SPAWN_RESOLVE_SECONDS:g} s, "
-            "the most a client start waits for the package index (or a name server) to "
-            f"answer; `{kinetis_docs(layout.root, 'update')}` waits longer"
+            f"Could not check for a newer {DISTRIBUTION} within {within:g} s, the most a "
+            "client start waits for the package index (or a name server) to answer: half of "
+            f"its update deadline, which {TIMEOUT_VARIABLE} sets; "
+            f"`{kinetis_docs(layout.root, 'update')}` waits longer"
         ) from None
 
 
 def resolve(
-    layout: InstallLayout, env: Path, *, deadline: float | None, pip_options: list[str]
+    layout: InstallLayout,
+    env: Path,
+    *,
+    deadline: float | None,
+    pip_options: list[str],
+    pip: PipRun = PLAIN,
 ) -> dict[str, str]:
     """What a fresh install of the requirement would hold: canonical name -> version.
 
@@ -240,6 +361,7 @@ def resolve(
             ],
             deadline=deadline,
             what=f"check for a newer {DISTRIBUTION}",
+            how=pip,
         )
         try:
             data = json.loads(report.read_text(encoding="utf-8"))

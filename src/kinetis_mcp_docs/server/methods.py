@@ -1,9 +1,13 @@
-"""The MCP method table over DocsApplication, and the table mapping its errors to codes."""
+"""The MCP method table over DocsApplication, and the table mapping its errors to codes.
+
+The table writes nothing anywhere itself: the reason behind an unreadable page goes to the
+`kinetis_mcp_docs.server` logger (`reasons.py`), which a host embedding the core
+configures as it likes, and which the stdio server sends to its stderr.
+"""
 
 from __future__ import annotations
 
-import sys
-
+from . import reasons
 from .exceptions import (
     InvalidArguments,
     PageUnavailable,
@@ -25,8 +29,9 @@ def _invalid(message: str) -> RpcError:
 
 
 def _unreadable(error: PageUnavailable) -> RpcError:
-    # The operator gets the URL and the real reason; the wire gets a stable sentence.
-    print(f"kinetis-docs: could not read {error.url}: {error.reason}", file=sys.stderr, flush=True)
+    # The operator gets the URL and the real reason, through logging; the wire gets a
+    # stable sentence.
+    reasons.logger().warning("could not read %s: %s", error.url, error.reason)
     return RpcError(INTERNAL_ERROR, str(error))
 
 
@@ -45,7 +50,7 @@ ERRORS = ErrorTable(
 )
 
 
-def method_table(application: DocsApplication) -> MethodTable:
+def method_table(application: DocsApplication, errors: ErrorTable = ERRORS) -> MethodTable:
     """The methods the stdio server answers, and the error table they run under."""
     return MethodTable(
         {
@@ -64,7 +69,7 @@ def method_table(application: DocsApplication) -> MethodTable:
                 blocking=True,
             ),
         },
-        ERRORS,
+        errors,
     )
 
 

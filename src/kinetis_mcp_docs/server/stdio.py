@@ -12,9 +12,12 @@ import sys
 from _thread import stack_size  # `threading` costs start-up time; this is all it takes
 
 from .. import __version__
+from . import reasons
 from .application import DocsApplication
-from .methods import method_table
-from .protocol.dispatch import Dispatcher
+from .exceptions import PageUnavailable
+from .methods import ERRORS, method_table
+from .protocol.dispatch import Dispatcher, ErrorTable
+from .protocol.errors import RpcError
 from .protocol.framing import FrameWriter, read_frames
 from .standard_streams import StdoutClosed, open_standard_streams
 from .stderr_log import StderrLog
@@ -120,9 +123,25 @@ def _small_thread_stacks() -> None:
         pass  # a platform that cannot size stacks keeps its default
 
 
+def _reported(error: PageUnavailable) -> RpcError:
+    """The library's answer for an unreadable page, its reason sent to this server's stderr.
+
+    The reason is logged (`reasons.py`); this server sends that logger to its stderr, as a
+    `kinetis-docs:` line, configuring it with the first reason: `logging` costs a client
+    start time it does not otherwise need.
+    """
+    reasons.to_stderr()
+    return ERRORS.rpc_error(error)
+
+
+# The library's table, with the stdio server's stderr attached to its page failures.
+STDIO_ERRORS = ErrorTable({**ERRORS.entries, PageUnavailable: _reported})
+
+
 def serve(application: DocsApplication, *, input_fd: int, output_fd: int) -> int:
     """Answer frames from `input_fd` until end of input; the requests in flight finish first."""
-    dispatcher = Dispatcher(method_table(application), FrameWriter(output_fd), _fatal)
+    table = method_table(application, STDIO_ERRORS)
+    dispatcher = Dispatcher(table, FrameWriter(output_fd), _fatal)
     for frame in read_frames(input_fd):
         dispatcher.receive(frame)
     dispatcher.drain()

@@ -131,11 +131,22 @@ def test_private_mode_is_dark_until_enabled_with_a_token(
         server.rpc("tools/list", None, {"Origin": "https://evil.example"}, token=TOKEN).status_code,
         raw_status(server.port, ["Host: 127.0.0.1", "Host: evil.example"], PING),
     ]
+    dark = "kinetis-docs: --private: the route is dark, every request answered 404, until"
     if open_:
         assert answers == [200, 401, 204, 421, 403, 421]
         _unauthorized(server.rpc("tools/list"), "Missing bearer token")
+        assert dark not in server.output
     else:
         assert answers == [404, 404, 404, 404, 404, 404]
+        # Said at start, with what is missing: a dark route must not be a silent one.
+        missing = [
+            *([] if settings.get("MCP_ENABLED") == "true" else ["MCP_ENABLED=true"]),
+            *([] if "MCP_BEARER_TOKEN" in settings else ["MCP_BEARER_TOKEN"]),
+        ]
+        server.wait_for_output(
+            f"{dark} MCP_ENABLED=true and MCP_BEARER_TOKEN are both set in its environment "
+            f"(missing: {', '.join(missing)}).\n"
+        )
 
 
 def test_public_mode_without_a_token_is_open(tree_server: HttpServer) -> None:
@@ -181,7 +192,11 @@ def test_binding_beyond_loopback_without_a_token_prints_a_warning(
 ) -> None:
     everywhere = "0.0.0.0"  # noqa: S104 - bound, but only loopback traffic is sent
     open_ = start_http("--host", everywhere, "--docs-dir", str(docs_tree))
-    open_.wait_for_output("beyond loopback without MCP_BEARER_TOKEN")
+    # The port it got, not the 0 it was given.
+    open_.wait_for_output(
+        f"kinetis-docs: warning: serving 0.0.0.0:{open_.port} beyond loopback without "
+        "MCP_BEARER_TOKEN"
+    )
     guarded = start_http(
         "--host",
         everywhere,

@@ -42,6 +42,30 @@ def test_the_asgi_factory_runs_under_plain_uvicorn_configured_by_the_environment
         server.stop()
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_one_startup_line_names_the_port_it_got_and_the_endpoints_url(
+    start_http: StartHttp, docs_tree: Path, workers: str
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), "--port", "0", "--workers", workers)
+
+    bound = f"127.0.0.1:{server.port}"
+    line = f"kinetis-docs: serving MCP at http://{bound}/api/mcp (bound to {bound})\n"
+    server.wait_for_output(line)
+    assert server.output.count("kinetis-docs: serving MCP at") == 1
+    assert server.url == f"http://{bound}/api/mcp"
+    assert server.rpc("ping").status_code == 200
+
+
+def test_a_host_given_as_a_name_is_named_in_the_url_beside_the_address_bound(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    server = start_http("--docs-dir", str(docs_tree), "--host", "localhost")
+    server.wait_for_output(
+        f"kinetis-docs: serving MCP at http://localhost:{server.port}/api/mcp (bound to "
+        f"127.0.0.1:{server.port})\n"
+    )
+
+
 def test_several_workers_serve_the_same_route(start_http: StartHttp, docs_tree: Path) -> None:
     server = start_http("--docs-dir", str(docs_tree), "--workers", "2")
     for _ in range(10):
@@ -100,6 +124,35 @@ def test_a_bad_setting_is_one_line_and_exit_status_2(settings: dict[str, str], l
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [f"kinetis-docs: {line}"]
     assert "s3cret" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "line"),
+    [
+        (
+            ["--rate-limit-storage", "memcached://cache:11211"],
+            "--rate-limit-storage 'memcached://cache:11211': use memory:// or a redis:// URI",
+        ),
+        (
+            ["--trusted-proxy", "10.0.0.0/8", "--trusted-proxy", "not-an-address"],
+            "--trusted-proxy 'not-an-address': not an IP address or network",
+        ),
+    ],
+)
+def test_a_bad_option_is_named_as_typed_not_as_the_variable_it_becomes(
+    options: list[str], line: str
+) -> None:
+    done = subprocess.run(
+        serve_http_argv(*options),
+        env=clean_environ(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"kinetis-docs: {line}"]
+    assert "KINETIS_DOCS_" not in done.stderr
 
 
 @pytest.mark.parametrize(

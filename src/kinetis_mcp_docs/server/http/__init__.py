@@ -9,13 +9,19 @@ imports this package. `create_app` is the ASGI factory, configured from the envi
 
 from __future__ import annotations
 
+from .. import reasons
 from .app import McpRoute
 from .bounds import ConnectionBounds
 from .settings import Settings
 
 
 def create_app() -> McpRoute:
-    """The route as an ASGI application, configured from this process's environment."""
+    """The route as an ASGI application, configured from this process's environment.
+
+    A server of its own, it sends the reasons behind its fixed error answers (a page that
+    could not be read) to its stderr, as the stdio server does.
+    """
+    reasons.to_stderr()
     settings = Settings.from_environ()
     ConnectionBounds.from_environ()  # a bound that cannot be used stops the start, here
     return McpRoute(settings)

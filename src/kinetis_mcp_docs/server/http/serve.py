@@ -1,15 +1,25 @@
 """`kinetis-docs serve --http`: the route on uvicorn, configured through the environment.
 
 Options become the environment variables `settings` reads, so every uvicorn worker (a
-separate process when `workers > 1`) builds the same route through the ASGI factory.
+separate process when `workers > 1`) builds the same route through the ASGI factory. The
+socket is bound here, as `uvicorn.run` binds it, so that the first line says the address
+and port it really got and the endpoint's URL, and that a route open beyond loopback, or
+dark, says so at start.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
+
+    import uvicorn
 
 from .bounds import ConnectionBounds
 from .guard import ip_address, is_loopback
@@ -20,6 +30,8 @@ FACTORY = "kinetis_mcp_docs.server.http:create_app"
 # where httptools cannot be imported (no wheel for PyPy), as uvicorn itself falls back.
 PROTOCOL = "kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol"
 H11_PROTOCOL = "kinetis_mcp_docs.server.http.connection_h11:BoundedH11Protocol"
+ROUTE = "/api/mcp"
+PRIVATE = "KINETIS_DOCS_PRIVATE"
 LOOPBACK_HOSTNAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 
@@ -28,10 +40,28 @@ def beyond_loopback(host: str) -> bool:
     return host.lower() not in LOOPBACK_HOSTNAMES and not is_loopback(host.strip("[]"))
 
 
+def as_typed(error: SettingsError, options: Mapping[str, str]) -> str:
+    """The refusal, naming the option the user typed when the setting came from one."""
+    option = options.get(error.variable or "")
+    if option is None or error.value is None or error.problem is None:
+        return str(error)
+    return f"{option} {error.value!r}: {error.problem}"
+
+
 def serve(
-    host: str, port: int, workers: int, environ: Mapping[str, str], *, access_log: bool = True
+    host: str,
+    port: int,
+    workers: int,
+    environ: Mapping[str, str],
+    *,
+    access_log: bool = True,
+    options: Mapping[str, str] | None = None,
 ) -> int:
-    """Run the route until interrupted; the exit status. `environ` adds to this process's."""
+    """Run the route until interrupted; the exit status. `environ` adds to this process's.
+
+    `options` names the command-line option each variable of `environ` came from, so that
+    a setting refused is named as the user typed it.
+    """
     os.environ.update(environ)
     if ip_address(host.strip("[]")) is None:
         # A name bound (one /etc/hosts maps to 127.0.0.2, say) is a name this server answers
@@ -42,18 +72,11 @@ def serve(
         settings = Settings.from_environ()
         ConnectionBounds.from_environ()
     except SettingsError as error:
-        print(f"kinetis-docs: {error}", file=sys.stderr, flush=True)
+        print(f"kinetis-docs: {as_typed(error, options or {})}", file=sys.stderr, flush=True)
         return 2
-    if beyond_loopback(host) and settings.token is None:
-        print(
-            f"kinetis-docs: warning: serving {host}:{port} beyond loopback without "
-            "MCP_BEARER_TOKEN: anyone who can reach it can use the route.",
-            file=sys.stderr,
-            flush=True,
-        )
     import uvicorn  # noqa: PLC0415 - only the HTTP route needs it
 
-    uvicorn.run(
+    config = uvicorn.Config(
         FACTORY,
         factory=True,
         host=host,
@@ -69,4 +92,68 @@ def serve(
         access_log=access_log,
         timeout_graceful_shutdown=10,
     )
-    return 0
+    # Bound here, as `uvicorn.run` binds it, so that the start-up lines can name the address
+    # and port the socket really has (`--port 0` picks one).
+    listening = config.bind_socket()
+    for line in startup_lines(host, listening.getsockname(), settings, options or {}):
+        print(f"kinetis-docs: {line}", file=sys.stderr, flush=True)
+    server = uvicorn.Server(config)
+    try:
+        if workers > 1:
+            _supervisor(config, server, listening).run()
+        else:
+            server.run(sockets=[listening])
+    except KeyboardInterrupt:
+        pass  # a Ctrl-C before the server took the signal over: nothing was being served
+    finally:
+        listening.close()
+    # uvicorn's own status for a single worker that never started (its app failed to load).
+    return 3 if workers == 1 and not server.started else 0
+
+
+def _supervisor(config: uvicorn.Config, server: uvicorn.Server, listening: socket.socket) -> Any:
+    """uvicorn's supervisor of worker processes over `listening`, as `uvicorn.run` makes it:
+    older uvicorn releases take the server's `run` as its target, newer ones make their own."""
+    from uvicorn.supervisors import Multiprocess  # noqa: PLC0415
+
+    if "target" in inspect.signature(Multiprocess).parameters:
+        return Multiprocess(config, target=server.run, sockets=[listening])  # type: ignore[call-arg]
+    return Multiprocess(config, sockets=[listening])
+
+
+def startup_lines(
+    host: str, bound: tuple[object, ...], settings: Settings, options: Mapping[str, str]
+) -> list[str]:
+    """What `serve --http` says once its socket is bound: where the endpoint is, and what
+    keeps it from being used as an operator may expect (open beyond loopback, or dark)."""
+    address, port = str(bound[0]), int(str(bound[1]))
+    shown = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+    bound_ip = ip_address(address)
+    if bound_ip is not None and bound_ip.is_unspecified:
+        local = "[::1]" if ":" in address else "127.0.0.1"
+        where = (
+            f"http://{local}:{port}{ROUTE} from this machine, and at each of its addresses "
+            f"from others (bound to {shown})"
+        )
+    else:
+        # A name given to --host is how its users reach it; an address, as bound.
+        name = host if ip_address(host.strip("[]")) is None else shown.rsplit(":", 1)[0]
+        where = f"http://{name}:{port}{ROUTE} (bound to {shown})"
+    lines = [f"serving MCP at {where}"]
+    if beyond_loopback(host) and settings.token is None:
+        lines.append(
+            f"warning: serving {shown} beyond loopback without MCP_BEARER_TOKEN: anyone who "
+            "can reach it can use the route."
+        )
+    if settings.dark:
+        private = options.get(PRIVATE, PRIVATE)
+        missing = [
+            *([] if settings.enabled else ["MCP_ENABLED=true"]),
+            *([] if settings.token else ["MCP_BEARER_TOKEN"]),
+        ]
+        lines.append(
+            f"{private}: the route is dark, every request answered 404, until MCP_ENABLED=true "
+            f"and MCP_BEARER_TOKEN are both set in its environment (missing: "
+            f"{', '.join(missing)})."
+        )
+    return lines

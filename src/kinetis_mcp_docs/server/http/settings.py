@@ -44,7 +44,32 @@ ALLOWED_HOSTS = "KINETIS_DOCS_ALLOWED_HOSTS"
 
 
 class SettingsError(ValueError):
-    """A setting that cannot be used; the message names it, fit for one line on stderr."""
+    """A setting that cannot be used; the message names it, fit for one line on stderr.
+
+    `variable`, `value` and `problem`, when given, say which variable held what and what is
+    wrong with it, so that a caller that set the variable from an option of its own can
+    name that option instead (`kinetis-docs serve --http --rate-limit-storage ...`).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        variable: str | None = None,
+        value: str | None = None,
+        problem: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.variable = variable
+        self.value = value
+        self.problem = problem
+
+    @classmethod
+    def of(cls, variable: str, value: str, problem: str) -> SettingsError:
+        """`VARIABLE='value': problem`, with its parts kept."""
+        return cls(
+            f"{variable}={value!r}: {problem}", variable=variable, value=value, problem=problem
+        )
 
 
 @dataclass(frozen=True)
@@ -78,11 +103,11 @@ class Settings:
         except ValueError:
             rate_limit = -1
         if rate_limit < 1:
-            raise SettingsError(f"KINETIS_DOCS_RATE_LIMIT={limit_text!r}: not a positive integer")
+            raise SettingsError.of("KINETIS_DOCS_RATE_LIMIT", limit_text, "not a positive integer")
         storage = env.get("KINETIS_DOCS_RATE_LIMIT_STORAGE") or DEFAULT_STORAGE
         if not storage.startswith(("memory://", "redis://", "rediss://", "redis+unix://")):
-            raise SettingsError(
-                f"KINETIS_DOCS_RATE_LIMIT_STORAGE={storage!r}: use memory:// or a redis:// URI"
+            raise SettingsError.of(
+                "KINETIS_DOCS_RATE_LIMIT_STORAGE", storage, "use memory:// or a redis:// URI"
             )
         ranking = env.get("KINETIS_DOCS_RANKING") or RANKINGS[0]
         if ranking not in RANKINGS:
@@ -142,11 +167,16 @@ def _utf8(text: str) -> bool:
 
 def networks(text: str, *, name: str = "trusted proxies") -> tuple[IpNetwork, ...]:
     """Comma-separated addresses or CIDR networks."""
-    items = _names(text)
+    return tuple(_network(item, name) for item in _names(text))
+
+
+def _network(item: str, name: str) -> IpNetwork:
     try:
-        return tuple(ipaddress.ip_network(item, strict=False) for item in items)
+        return ipaddress.ip_network(item, strict=False)
     except ValueError as error:
-        raise SettingsError(f"{name}: {error}") from None
+        raise SettingsError(
+            f"{name}: {error}", variable=name, value=item, problem="not an IP address or network"
+        ) from None
 
 
 def _names(text: str) -> tuple[str, ...]:

@@ -1,0 +1,58 @@
+"""The commands messages name: each one a user can run as written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.advice import from_checkout, install_here, kinetis_docs
+from kinetis_mcp_docs.installer.layout import InstallLayout
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", os.fspath(tmp_path))
+    return tmp_path
+
+
+def test_an_installs_own_command_is_named_with_its_directory_unless_it_is_the_default(
+    home: Path,
+) -> None:
+    for root in (home / ".kinetis-mcp-docs", home / "other install"):
+        command = InstallLayout(root).command
+        command.parent.mkdir(parents=True)
+        command.write_text("#!/bin/sh\n")
+        command.chmod(0o755)
+
+    assert kinetis_docs(home / ".kinetis-mcp-docs", "status") == (
+        f"{home}/.kinetis-mcp-docs/current/bin/kinetis-docs status"
+    )
+    assert kinetis_docs(home / "other install", "update") == (
+        f"KINETIS_MCP_DOCS_DIR='{home}/other install' '{home}/other install/current/bin/"
+        "kinetis-docs' update"
+    )
+
+
+def test_with_no_command_of_its_own_a_setup_is_the_readmes_from_a_clone(home: Path) -> None:
+    root = home / "elsewhere"
+
+    assert kinetis_docs(root, "setup") == (
+        f"KINETIS_MCP_DOCS_DIR={root} .venv/bin/nox -s setup_from_source"
+    )
+    assert kinetis_docs(root, "setup", "codex") == install_here(root, "codex")
+    assert install_here(home / ".kinetis-mcp-docs", "codex") == (
+        ".venv/bin/nox -s setup_from_source -- codex"
+    )
+
+
+def test_a_source_install_takes_its_checkouts_changes_in_the_checkout(tmp_path: Path) -> None:
+    checkout = tmp_path / "my projects" / "kinetis-mcp-docs"
+
+    assert from_checkout(checkout, pull=True) == (
+        f"cd '{checkout}' && git pull && .venv/bin/nox -s setup_from_source"
+    )
+    assert from_checkout(checkout, "codex", "--live") == (
+        f"cd '{checkout}' && .venv/bin/nox -s setup_from_source -- codex --live"
+    )
