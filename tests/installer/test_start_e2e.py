@@ -51,7 +51,6 @@ from kinetis_mcp_docs.installer.throttle import (
     read_failure,
     read_last_check,
     record_check,
-    record_failure,
 )
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.conftest import MISBEHAVING_RELEASES, PlantedWheelhouse
@@ -218,12 +217,6 @@ class Install:
             self.layout.last_update_check.unlink(missing_ok=True)
         else:
             record_check(self.layout.last_update_check, time.time() - seconds_ago)
-
-    def set_last_failure(self, seconds_ago: float | None, reason: str = "it failed") -> None:
-        if seconds_ago is None:
-            self.layout.last_update_failure.unlink(missing_ok=True)
-        else:
-            record_failure(self.layout.last_update_failure, time.time() - seconds_ago, reason)
 
     def envs(self) -> list[str]:
         return sorted(entry.name for entry in self.layout.envs.iterdir())
@@ -555,7 +548,7 @@ def test_an_update_is_byte_compiled_after_the_switch_by_a_process_the_server_doe
     assert _our_lines(server) == []
 
 
-def test_an_unreachable_index_still_serves_and_the_starts_of_the_next_hour_do_not_ask_again(
+def test_an_unreachable_index_still_serves_records_why_and_the_next_spawn_retries(
     old_install: Install,
     index: LocalIndex,
     index_environ: dict[str, str],
@@ -571,42 +564,19 @@ def test_an_unreachable_index_still_serves_and_the_starts_of_the_next_hour_do_no
         "exited with status 1: ERROR: No matching distribution found for "
         "kinetis-mcp-docs<2,>=1.0); starting the installed version 1.0.0."
     )
+    # The reason is kept for status; the time of the last success is not moved.
     failure = read_failure(layout.last_update_failure)
     assert failure is not None
     assert failure[1].rstrip(".") == line.removeprefix(
         "kinetis-docs: could not update ("
     ).removesuffix("); starting the installed version 1.0.0.")
+    assert read_last_check(layout.last_update_check) is None
 
-    # The index is back, but within the hour a start asks it nothing and says nothing.
-    deferred = spawns(layout, index_environ)
-    _answers(deferred, "1.0.0")
-    _finish(deferred)
-    assert deferred.stderr == ""
-    assert index.count(PROJECT_PAGE) == 0
-    assert read_failure(layout.last_update_failure) == failure
-
-    # An hour after the failure, the next start tries again, and updates.
-    old_install.set_last_failure(3_601)
+    # The index is back: the very next start tries again, and updates.
     online = spawns(layout, index_environ)
     _answers(online, "1.0.1")
     _finish(online)
     assert _our_lines(online) == []
-    assert read_last_check(layout.last_update_check) is not None
-    assert not layout.last_update_failure.exists()
-
-
-def test_a_failed_update_defers_only_the_starts_it_was_due_for_not_the_days_window(
-    newest_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
-) -> None:
-    layout = newest_install.layout
-    # A failure from two hours ago defers nothing: the start checks and records the time.
-    newest_install.set_last_check(None)
-    newest_install.set_last_failure(7_200)
-
-    server = spawns(layout, wheelhouse_environ)
-    _answers(server, "1.0.1")
-    _finish(server)
-
     assert read_last_check(layout.last_update_check) is not None
     assert not layout.last_update_failure.exists()
 
@@ -1124,9 +1094,7 @@ def test_an_updater_killed_mid_update_leaves_an_install_the_next_spawn_serves(  
     assert version == _installed(old_install)
 
     if point == "building":
-        # And once the index is back (and an hour has passed since the start that could not
-        # reach it), the next update succeeds over the leftovers.
-        old_install.set_last_failure(3_601)
+        # And once the index is back, the next update succeeds over the leftovers.
         recovered = spawns(layout, index_environ)
         _answers(recovered, "1.0.1")
         _finish(recovered)

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.throttle import (
-    RETRY_SECONDS,
     WINDOW_SECONDS,
     clear_failure,
     is_due,
@@ -18,7 +17,6 @@ from kinetis_mcp_docs.installer.throttle import (
     read_last_failure,
     record_check,
     record_failure,
-    retry_deferred,
 )
 
 NOW = 1_750_000_000.0
@@ -160,18 +158,6 @@ def test_recording_over_a_symlink_replaces_the_link_and_leaves_its_target_alone(
 # --- a failed update ----------------------------------------------------------------------
 
 
-def test_a_failed_update_defers_the_next_try_by_an_hour_not_a_day() -> None:
-    assert RETRY_SECONDS == 3_600
-    assert retry_deferred(NOW, NOW)
-    assert retry_deferred(NOW - 3_599, NOW)
-    assert not retry_deferred(NOW - 3_600, NOW)
-
-
-def test_no_recorded_failure_and_a_failure_from_the_future_defer_nothing() -> None:
-    assert not retry_deferred(None, NOW)
-    assert not retry_deferred(NOW + 1, NOW)
-
-
 def test_a_recorded_failure_reads_back_with_its_reason_on_one_line(tmp_path: Path) -> None:
     path = tmp_path / ".last-update-failure"
     record_failure(path, NOW, "Could not check for a newer kinetis-mcp-docs:\n  pip said no")
@@ -182,7 +168,7 @@ def test_a_recorded_failure_reads_back_with_its_reason_on_one_line(tmp_path: Pat
 
 
 @pytest.mark.parametrize("content", [b"", b"soon\nreason\n", b"nan\n", b"\xff\n"])
-def test_an_unreadable_failure_record_defers_nothing(tmp_path: Path, content: bytes) -> None:
+def test_an_unreadable_failure_record_reads_as_none(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / ".last-update-failure"
     path.write_bytes(content)
     assert read_failure(path) is None

@@ -5,14 +5,14 @@ In order:
 1. Find the install directory from the running interpreter — its environment is
    `DIR/envs/<name>` — and require the marker that proves the directory is ours.
 2. Read `.last-update-check`, without any lock. Inside the window (every start but one a
-   day), go straight to 4: no lock is taken and nothing of the update is imported. Past
-   it, within an hour of a start's failed update (`.last-update-failure`), the same.
+   day), go straight to 4: no lock is taken and nothing of the update is imported.
 3. An update is due: `update.update_if_due` takes `DIR/.update.lock`, waiting while it is
    held, up to the update's deadline: past it, `current` (always a whole environment)
    serves as it is. A spawn that had to wait does not update: the holder (another spawn,
    or `setup`) has just installed or updated, or tried. Otherwise the timestamp is read again under
    the lock and, still due, the update runs, bounded by its deadline; any failure is one
-   line on stderr and the installed server starts anyway. The lock is released — its
+   line on stderr (its reason kept in `.last-update-failure` for `status`) and the
+   installed server starts anyway; the next spawn tries again. The lock is released — its
    descriptor closed — before the server runs, so a long session never holds off the
    next update.
 4. If `current` is no longer the environment this interpreter runs in (this spawn, or the
@@ -48,7 +48,6 @@ from kinetis_mcp_docs.installer.names import (
     CURRENT_NAME,
     ENVS_NAME,
     LAST_CHECK_NAME,
-    LAST_FAILURE_NAME,
     MARKER_CONTENT,
     MARKER_NAME,
     SERVER_MODULE,
@@ -56,8 +55,6 @@ from kinetis_mcp_docs.installer.names import (
 from kinetis_mcp_docs.installer.throttle import (
     is_due,
     read_last_check,
-    read_last_failure,
-    retry_deferred,
 )
 from kinetis_mcp_docs.server.standard_streams import StdoutClosed, open_standard_streams
 
@@ -103,11 +100,8 @@ def main() -> int:
 
 
 def _update_due(root: str, now: float) -> bool:
-    """The throttle, read without the lock: a day since the last success, and not within an
-    hour of a start's failed update."""
-    if not is_due(read_last_check(os.path.join(root, LAST_CHECK_NAME)), now):
-        return False
-    return not retry_deferred(read_last_failure(os.path.join(root, LAST_FAILURE_NAME)), now)
+    """The throttle, read without the lock: a day since the last success."""
+    return is_due(read_last_check(os.path.join(root, LAST_CHECK_NAME)), now)
 
 
 def install_directory(environment: str) -> str | None:

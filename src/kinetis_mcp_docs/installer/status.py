@@ -68,12 +68,10 @@ from kinetis_mcp_docs.installer.smoke import (
     verify_server,
 )
 from kinetis_mcp_docs.installer.throttle import (
-    RETRY_SECONDS,
     WINDOW_SECONDS,
     is_due,
     read_failure,
     read_last_check,
-    retry_deferred,
 )
 
 # A day past due, with a failure recorded since: the starts of that day tried and failed.
@@ -332,11 +330,8 @@ def _install_status(
                 _overdue_fix(root, checkout, clients),
             )
         )
-    deferred = failure is not None and retry_deferred(failure[0], now)
-    if failure is not None and deferred:
-        next_check: str | None = _utc(failure[0] + RETRY_SECONDS)
-    elif due or last is None:
-        next_check = None
+    if due or last is None:
+        next_check: str | None = None
     else:
         next_check = _utc(last + WINDOW_SECONDS)
     return InstallStatus(

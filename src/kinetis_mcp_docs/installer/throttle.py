@@ -5,11 +5,9 @@ unreadable, not a number, from the future — reads as "check now", so a corrupt
 delay nothing; and the current time is always passed in, so the edges are testable.
 
 A client start's failed update is recorded apart, in `DIR/.last-update-failure` (its time,
-then its one-line reason), and defers the next try by `RETRY_SECONDS`: an index that is
-down, or a source that offers no release, would otherwise cost every start the same
-seconds and the same line in the client's log, all day. An hour is short beside the
-day's window, so a start soon after the network comes back still updates that day. The
-same rules hold: a missing, unreadable or future record defers nothing.
+then its one-line reason), for `status` to report; it defers nothing: as the reference
+has it, the next start tries again rather than waiting out the window (each try bounded by
+the start's deadline and pip's fail-fast options, see `update.py`).
 
 Read on every spawn, so it sticks to `os` (no pathlib, typing or contextlib: see `start.py`).
 """
@@ -22,7 +20,6 @@ import os
 from kinetis_mcp_docs.installer.files import read_regular, write_atomic
 
 WINDOW_SECONDS = 86_400.0
-RETRY_SECONDS = 3_600.0
 _MAX_BYTES = 64
 _MAX_FAILURE_BYTES = 4096
 
@@ -83,15 +80,6 @@ def read_last_failure(path: str | os.PathLike[str]) -> float | None:
     """The time of the recorded failed update, or None."""
     failure = read_failure(path)
     return None if failure is None else failure[0]
-
-
-def retry_deferred(last_failure: float | None, now: float, retry: float = RETRY_SECONDS) -> bool:
-    """Whether a failed update at `last_failure` defers a due update at `now`.
-
-    It does for `retry` seconds after it. A failure recorded in the future defers nothing:
-    a clock set back must not postpone updates for good.
-    """
-    return last_failure is not None and 0 <= now - last_failure < retry
 
 
 def record_failure(path: str | os.PathLike[str], now: float, reason: str) -> None:

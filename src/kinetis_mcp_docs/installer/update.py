@@ -18,8 +18,8 @@ Two entries, one body (`update`), and the command over the second:
   unreachable index costs a spawn well under a second, and an index or a name server that
   never answers less than three. pip's output is kept out of the client's log but for the
   one line that says why it failed. A failure is recorded apart from the time of the last
-  success (`.last-update-failure`), so that the starts of the next hour serve at once
-  rather than each paying for it again (`throttle.RETRY_SECONDS`).
+  success (`.last-update-failure`) for `status` to report; the next start tries again, as
+  the reference has it.
 - `update_now`, the same update whatever the timestamp, under the same lock; and
   `run_update`, the `kinetis-docs update` command over it, which first proves the install
   directory ours and bounds the update as setup bounds an install, not as a spawn does.
@@ -58,10 +58,8 @@ from kinetis_mcp_docs.installer.throttle import (
     clear_failure,
     is_due,
     read_last_check,
-    read_last_failure,
     record_check,
     record_failure,
-    retry_deferred,
 )
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
@@ -123,19 +121,15 @@ def update_if_due(
     none yet, as while a first setup runs, which it waits for. A spawn that had to wait does
     not update: the holder has just installed or updated, or tried. Otherwise the
     timestamps are read again under the lock, and the update runs, bounded by `timeout`
-    seconds, only if it is still due; a failure is recorded (`throttle.record_failure`), so
-    that the starts of the next hour do not each try again. Raises `InstallerError` on any
+    seconds, only if it is still due; a failure is recorded (`throttle.record_failure`) for
+    `status` to report, and the next start tries again. Raises `InstallerError` on any
     failure.
     """
     started = time.monotonic()
     try:
         with update_lock(layout.lock, on_wait=on_wait, wait_at_most=timeout) as held:
             now = time.time()
-            if (
-                not held.waited
-                and is_due(read_last_check(layout.last_update_check), now)
-                and not retry_deferred(read_last_failure(layout.last_update_failure), now)
-            ):
+            if not held.waited and is_due(read_last_check(layout.last_update_check), now):
                 try:
                     update(layout, deadline=started + timeout, spawn=timeout)
                 except InstallerError as error:
