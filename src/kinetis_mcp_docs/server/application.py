@@ -25,6 +25,7 @@ from .exceptions import (
     UnknownResource,
 )
 from .tools.doc_tools import doc_toolset
+from .unavailable import unavailable_as
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
@@ -77,17 +78,19 @@ class DocsApplication:
         source: PageSource | None = None,
         *,
         pages_root: str | None = None,
-        local_pages: str | None = None,
+        docs_dir: str | None = None,
         ranking: str = "owndocs",
     ) -> None:
-        """`source` serves the catalogue (the live origin by default). `pages_root`, when
-        given, is the local tree the HTTP route's tools serve instead of the catalogue.
-        `local_pages` names the directory `source` reads, for the instructions. `ranking`
-        is how `search_docs` ranks: `owndocs` (the contract's) or `relevance`."""
-        self._instructions = (
-            INSTRUCTIONS if local_pages is None else local_instructions(local_pages)
-        )
+        """`source` serves the catalogue (the live origin by default); `docs_dir`, instead,
+        a directory holding its pages as `<slug>.md`, read on every call, which the
+        instructions then name. `pages_root`, when given, is the local tree the HTTP
+        route's tools serve instead of the catalogue. `ranking` is how `search_docs`
+        ranks: `owndocs` (the contract's) or `relevance`."""
+        if source is not None and docs_dir is not None:
+            raise ValueError("give a page source or a docs directory, not both")
+        self._instructions = INSTRUCTIONS if docs_dir is None else local_instructions(docs_dir)
         self._source = source
+        self._docs_dir = docs_dir
         self._source_lock = allocate_lock()
         self._tools = doc_toolset(self._page_text)
         self._pages_root = pages_root
@@ -162,17 +165,17 @@ class DocsApplication:
         return None if slug is None else self._fetch(uri, slug)
 
     def _fetch(self, uri: str, slug: str) -> str:
-        from .sources.page_source import PageFetchError  # noqa: PLC0415 - see the module's docstring
-
         source = self._page_source()
-        try:
+        with unavailable_as(uri):
             return source.fetch(slug)
-        except PageFetchError as error:
-            raise PageUnavailable(uri, error.url, error.reason) from error
 
     def _page_source(self) -> PageSource:
         with self._source_lock:
-            if self._source is None:
+            if self._source is None and self._docs_dir is not None:
+                from .sources.localdocs import LocalPageSource  # noqa: PLC0415
+
+                self._source = LocalPageSource(self._docs_dir)
+            elif self._source is None:
                 # Imported here: httpx costs more start-up time than everything else.
                 from .sources.fetcher import HttpPageSource  # noqa: PLC0415
 

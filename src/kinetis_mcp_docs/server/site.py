@@ -33,11 +33,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 from . import catalogue
-from .exceptions import PageUnavailable, RejectedUrl
+from .exceptions import RejectedUrl
 from .search_index import OWNDOCS, Hit, SearchIndex
 from .sources.page_source import PageFetchError, PageSource
 from .sources.tree_files import PageFiles, Signature, read_inside, read_page
 from .sources.tree_watch import TreeWatch
+from .unavailable import unavailable_as
 
 INDEX_TTL_SECONDS = 60.0
 # inotify reports only this machine's changes: on a network filesystem a file another
@@ -105,10 +106,8 @@ class CataloguePages:
             slug = segments[0]
         else:
             return None
-        try:
+        with unavailable_as(path):
             return self._source().fetch(slug)
-        except PageFetchError as error:
-            raise PageUnavailable(path, error.url, error.reason) from error
 
     def search(self, query: str, limit: int) -> list[Hit]:
         index = self._current_index()
@@ -228,10 +227,8 @@ class TreePages:
         self._stale = True  # the next search must look at the disk whatever inotify says
 
     def read(self, segments: tuple[str, ...], path: str) -> str | None:
-        try:
+        with unavailable_as(path):
             return read_page(os.path.realpath(self.root), segments)
-        except PageFetchError as error:
-            raise PageUnavailable(path, error.url, error.reason) from error
 
     def search(self, query: str, limit: int) -> list[Hit]:
         return self._current_index().search(query, limit)

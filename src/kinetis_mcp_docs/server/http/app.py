@@ -29,7 +29,7 @@ from typing import Any
 
 from ..application import DocsApplication
 from ..protocol.errors import INTERNAL_ERROR, RpcError
-from ..protocol.framing import MAX_PAYLOAD_BYTES
+from ..protocol.jsonrpc import MAX_MESSAGE_BYTES
 from . import access
 from .guard import RebindingGuard
 from .headers import RequestHeaders
@@ -39,7 +39,7 @@ from .rpc import Call, Reply, error_reply, read_call, result_reply, route_method
 from .settings import Settings
 
 ROUTE = "/api/mcp"
-MAX_BODY_BYTES = MAX_PAYLOAD_BYTES  # the stdio frame cap: 2 MiB
+MAX_BODY_BYTES = MAX_MESSAGE_BYTES  # the one message limit of both transports: 2 MiB
 MAX_THREADS = 32
 
 Scope = dict[str, Any]

@@ -18,8 +18,8 @@ application's one error table. The envelope is read by the stdio server's own ch
 
 from __future__ import annotations
 
-from ..methods import ERRORS
-from ..protocol.codec import LongInteger, dumps
+from ..codec import LongInteger, dumps
+from ..errors import ERRORS
 from ..protocol.dispatch import Method, MethodTable
 from ..protocol.errors import (
     INVALID_PARAMS,
@@ -29,13 +29,13 @@ from ..protocol.errors import (
     RpcError,
 )
 from ..protocol.jsonrpc import (
-    ABSENT,
     EnvelopeError,
     as_object,
     as_request,
     decode,
     encode,
     error_message,
+    params_of,
     result_message,
 )
 from .headers import RequestHeaders, decoded_value
@@ -139,19 +139,14 @@ def read_call(body: bytes, headers: RequestHeaders, table: MethodTable) -> Call 
         request = as_request(envelope)
     except EnvelopeError as rejected:
         return error_reply(rejected.id, rejected.error)
-    params = {} if request.params is ABSENT else request.params
-    if not isinstance(params, dict):
-        return error_reply(
-            request.id, RpcError(INVALID_PARAMS, "Invalid params: params must be an object.")
-        )
-    problem = header_problem(request.method, params, headers)
-    if problem is not None:
-        return error_reply(request.id, problem)
-    method = table(request.method)
-    if method is None:
-        error = RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+    try:
+        params = params_of(request)
+        problem = header_problem(request.method, params, headers)
+        if problem is not None:
+            return error_reply(request.id, problem)
+        return Call(request.id, table.resolve(request.method), params)
+    except RpcError as error:
         return error_reply(request.id, error)
-    return Call(request.id, method, params)
 
 
 def header_problem(
