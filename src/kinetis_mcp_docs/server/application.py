@@ -80,15 +80,18 @@ class DocsApplication:
         pages_root: str | None = None,
         docs_dir: str | None = None,
         ranking: str = "owndocs",
+        local_pages: str | None = None,
     ) -> None:
         """`source` serves the catalogue (the live origin by default); `docs_dir`, instead,
         a directory holding its pages as `<slug>.md`, read on every call, which the
         instructions then name. `pages_root`, when given, is the local tree the HTTP
         route's tools serve instead of the catalogue. `ranking` is how `search_docs`
-        ranks: `owndocs` (the contract's) or `relevance`."""
+        ranks: `owndocs` (the contract's) or `relevance`. `local_pages`, 1.0's way to name
+        the directory a `source` of the host's reads, still names it in the instructions."""
         if source is not None and docs_dir is not None:
             raise ValueError("give a page source or a docs directory, not both")
-        self._instructions = INSTRUCTIONS if docs_dir is None else local_instructions(docs_dir)
+        named = docs_dir if docs_dir is not None else local_pages
+        self._instructions = INSTRUCTIONS if named is None else local_instructions(named)
         self._source = source
         self._docs_dir = docs_dir
         self._source_lock = allocate_lock()
