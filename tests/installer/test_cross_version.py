@@ -182,6 +182,32 @@ def _spawn(machine: Machine, environ: dict[str, str]) -> ServerProcess:
     return ServerProcess([registered["command"], *registered["args"]], environ)
 
 
+# 1.0.0 caps a start's look at the package index at 2.5 s whatever the update deadline (1.x
+# made it follow the deadline), so on a loaded machine its first due start can give up on the
+# index and serve the old release; a start after a failure tries again. Each start that gives
+# up must have given up on exactly that cap: any other failure (the new environment's check)
+# fails the test at once, and a release that never updates fails it after a few starts.
+_STARTS = 4
+_RESOLVE_CAP_GIVEN_UP = "within 2.5 s"
+
+
+def _spawn_until_updated(machine: Machine, environ: dict[str, str]) -> ServerProcess:
+    """A client start that updated the install, answering `initialize` as the new release."""
+    for _ in range(_STARTS):
+        spawned = _spawn(machine, environ)
+        try:
+            answer = spawned.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
+            if answer["result"]["serverInfo"]["version"] == NEXT_VERSION:
+                return spawned
+            assert spawned.finish(timeout=WAIT) == 0, spawned.stderr
+            assert_only_frames(spawned.lines)
+            assert _RESOLVE_CAP_GIVEN_UP in spawned.stderr, spawned.stderr
+        except BaseException:
+            spawned.kill()
+            raise
+    raise AssertionError(f"{_STARTS} due starts of release 1.0.0 all gave up on the index")
+
+
 @pytest.mark.parametrize("pages", [False, True], ids=["pages from the origin", "local pages"])
 def test_an_install_made_by_release_1_0_0_updates_itself_into_this_checkout(
     machine: Machine, tmp_path: Path, release_wheelhouse: Path, pages: bool
@@ -209,10 +235,8 @@ def test_an_install_made_by_release_1_0_0_updates_itself_into_this_checkout(
 
     # A day later, with this checkout on offer: the next client start updates.
     (machine.install / ".last-update-check").write_text(f"{time.time() - 2 * 86_400!r}\n")
-    spawned = _spawn(machine, pip | {"KINETIS_MCP_DOCS_UPDATE_TIMEOUT": str(WAIT)})
+    spawned = _spawn_until_updated(machine, pip | {"KINETIS_MCP_DOCS_UPDATE_TIMEOUT": str(WAIT)})
     try:
-        answer = spawned.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
-        assert answer["result"]["serverInfo"]["version"] == NEXT_VERSION, spawned.stderr
         read = spawned.request("resources/read", {"uri": "kinetis://docs/index"}, timeout=WAIT)
         (contents,) = read["result"]["contents"]
         assert contents["text"] == index.read_text()

@@ -3,6 +3,7 @@ Ctrl-C, and `--docs-dir` serving a local directory instead of the origin."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pty
 import signal
@@ -163,6 +164,32 @@ def test_on_a_terminal_it_says_what_it_is_and_ctrl_c_ends_it_without_a_traceback
     assert stdout == b""
     assert b"Traceback" not in stderr
     assert b"KeyboardInterrupt" not in stderr
+
+
+def _helper_threads(pid: int) -> list[int]:
+    return [int(task.name) for task in Path(f"/proc/{pid}/task").iterdir() if task.name != str(pid)]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_ctrl_c_ends_it_even_when_a_helper_thread_takes_the_signal() -> None:
+    # The kernel may give a process's SIGINT to any of its threads; here it is sent to the
+    # thread that writes stderr (started by the notice), as the kernel sometimes chooses.
+    process, controller = _start_on_a_terminal(module_argv())
+    try:
+        assert process.stderr is not None
+        assert "MCP server" in process.stderr.readline().decode()
+        (helper, *_) = _helper_threads(process.pid)
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.tgkill(process.pid, helper, signal.SIGINT) == 0, ctypes.get_errno()
+        assert process.wait(timeout=TIMEOUT) == 130
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        os.close(controller)
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert stdout == b""
+    assert b"Traceback" not in stderr
 
 
 def test_a_client_sees_no_terminal_notice() -> None:

@@ -20,6 +20,7 @@ from .methods import method_table
 from .protocol.dispatch import Dispatcher, ErrorTable
 from .protocol.errors import RpcError
 from .protocol.framing import FrameWriter, read_frames
+from .signal_wakeup import SignalWakeup
 from .standard_streams import StdoutClosed, open_standard_streams
 from .stderr_log import StderrLog
 
@@ -128,11 +129,14 @@ def _reported(error: PageUnavailable) -> RpcError:
 STDIO_ERRORS = ErrorTable({**ERRORS.entries, PageUnavailable: _reported})
 
 
-def serve(application: DocsApplication, *, input_fd: int, output_fd: int) -> int:
-    """Answer frames from `input_fd` until end of input; the requests in flight finish first."""
+def serve(
+    application: DocsApplication, *, input_fd: int, output_fd: int, wakeup: int | None = None
+) -> int:
+    """Answer frames from `input_fd` until end of input; the requests in flight finish first.
+    `wakeup`, a signal wakeup descriptor, lets a signal interrupt the reads at any moment."""
     table = method_table(application, STDIO_ERRORS)
     dispatcher = Dispatcher(table, FrameWriter(output_fd), _fatal)
-    for frame in read_frames(input_fd):
+    for frame in read_frames(input_fd, wakeup=wakeup):
         dispatcher.receive(frame)
     dispatcher.drain()
     return 0
@@ -157,12 +161,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     output_fd = reserve_stdout()
     _small_thread_stacks()
     application = DocsApplication(docs_dir=docs_dir)
+    wakeup = SignalWakeup()
     try:
+        wakeup.open()
         if os.isatty(0):
             print(TERMINAL_NOTICE.format(version=__version__), file=sys.stderr, flush=True)
-        return serve(application, input_fd=0, output_fd=output_fd)
+        return serve(application, input_fd=0, output_fd=output_fd, wakeup=wakeup.read_fd)
     except KeyboardInterrupt:
         # Ctrl-C is how a person ends a server they started by hand: no traceback.
         return INTERRUPTED_EXIT
     finally:
+        wakeup.close()
         application.close()

@@ -37,16 +37,24 @@ OVERSIZED = Oversized()
 
 
 def read_frames(
-    fd: int, *, limit: int = MAX_PAYLOAD_BYTES, chunk_size: int = READ_CHUNK_BYTES
+    fd: int,
+    *,
+    limit: int = MAX_PAYLOAD_BYTES,
+    chunk_size: int = READ_CHUNK_BYTES,
+    wakeup: int | None = None,
 ) -> Iterator[bytes | Oversized]:
     """Yield each line's payload (its trailing `\\r`s and `\\n` removed) until end of input.
 
     A line whose payload is longer than `limit` is skipped to its end without being
     buffered and reported once as `OVERSIZED`. A final line without a newline still counts.
-    The same bytes give the same frames however the reads split them.
+    The same bytes give the same frames however the reads split them. With `wakeup` (a
+    signal wakeup descriptor, see `signal_wakeup`), each read waits on it beside `fd`, so
+    a signal's Python handler runs even when the signal came just before the read.
     """
     line = _Line(limit)
     while True:
+        if wakeup is not None:
+            _await_input(fd, wakeup)
         chunk = os.read(fd, chunk_size)
         if not chunk:
             break
@@ -61,6 +69,20 @@ def read_frames(
         line.extend(chunk, start, len(chunk))
     if line.started:
         yield line.take()
+
+
+def _await_input(fd: int, wakeup: int) -> None:
+    """Return once `fd` can be read; a byte on `wakeup` means a signal came, and its
+    handler (Ctrl-C's `KeyboardInterrupt`) runs as soon as this loop goes round."""
+    while True:
+        ready = select.select([fd, wakeup], [], [])[0]
+        if wakeup in ready:
+            try:  # noqa: SIM105 - `contextlib` is not loaded on a client start
+                os.read(wakeup, 512)
+            except BlockingIOError:
+                pass
+        if fd in ready:
+            return
 
 
 class _Line:
