@@ -7,6 +7,7 @@ configures as it likes, and which the stdio server sends to its stderr.
 
 from __future__ import annotations
 
+from .. import PROTOCOL_VERSION
 from . import reasons
 from .exceptions import (
     InvalidArguments,
@@ -20,8 +21,6 @@ from .protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND,
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from .application import DocsApplication
-
-PROTOCOL_VERSION = "2025-06-18"
 
 
 def _invalid(message: str) -> RpcError:
