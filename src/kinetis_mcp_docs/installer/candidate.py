@@ -37,7 +37,7 @@ from kinetis_mcp_docs.installer.environment import (
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import SERVER_MODULE, START_MODULE, InstallLayout
 from kinetis_mcp_docs.installer.pip import PLAIN, PipRun
-from kinetis_mcp_docs.installer.smoke import OFFLINE_CHECK, run_exchange
+from kinetis_mcp_docs.installer.server_check.verification import OFFLINE_CHECK, run_exchange
 from kinetis_mcp_docs.installer.throttle import clear_failure, record_check
 
 # The offline check starts an interpreter and imports the server: seconds, not more.

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kinetis_mcp_docs.installer import directory, environment, registration
-from kinetis_mcp_docs.installer.advice import kinetis_docs, server_account
+from kinetis_mcp_docs.installer.advice import kinetis_docs
 from kinetis_mcp_docs.installer.candidate import MANUAL_DEADLINE_SECONDS, Candidate, candidate
 from kinetis_mcp_docs.installer.errors import INTERRUPTED_EXIT_CODE, InstallerError
 from kinetis_mcp_docs.installer.files import write_atomic
@@ -38,7 +38,7 @@ from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.names import PAGES_ENVIRONMENT_VARIABLE
 from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
 from kinetis_mcp_docs.installer.pip import PipRun
-from kinetis_mcp_docs.installer.smoke import (
+from kinetis_mcp_docs.installer.server_check.verification import (
     READ_FAILED,
     ServerCheckFailed,
     read_hint,
@@ -234,7 +234,7 @@ def _what_failed(error: InstallerError, pages: Path | None) -> str:
     hint = ""
     if error.problem.code == READ_FAILED:
         hint = f" {read_hint(pages)}, and run setup again."
-    return f"{error.failure}: {server_account(error)}{hint}"
+    return f"{error.failure}: {error.account()}{hint}"
 
 
 def _left_installed(claim: directory.Claim, new: Candidate | None) -> str:

@@ -43,7 +43,6 @@ from kinetis_mcp_docs.installer.advice import (
     from_checkout,
     install_here,
     kinetis_docs,
-    server_account,
 )
 from kinetis_mcp_docs.installer.environment import (
     current_environment,
@@ -60,7 +59,7 @@ from kinetis_mcp_docs.installer.registration import (
     Registration,
     other_scope,
 )
-from kinetis_mcp_docs.installer.smoke import (
+from kinetis_mcp_docs.installer.server_check.verification import (
     INDEX_URI,
     READ_FAILED,
     ServerCheckFailed,
@@ -267,7 +266,7 @@ def _read_page(
     try:
         version = verify_server(registration.argv, env)
     except ServerCheckFailed as failure:
-        detail = server_account(failure)
+        detail = failure.account()
         # A pages directory that is gone or unreadable may stop the server at start.
         if failure.problem.code == READ_FAILED or registration.pages is not None:
             fix = f"{read_hint(registration.pages)}, then run `{setup}`"
