@@ -28,9 +28,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer import directory, environment, registration
+from kinetis_mcp_docs.installer import directory, environment
 from kinetis_mcp_docs.installer.advice import kinetis_docs
 from kinetis_mcp_docs.installer.candidate import MANUAL_DEADLINE_SECONDS, Candidate, candidate
+from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
+from kinetis_mcp_docs.installer.clients.known import client_named
+from kinetis_mcp_docs.installer.clients.registration import Registration
+from kinetis_mcp_docs.installer.clients.scope import hiding_registration, other_scope
 from kinetis_mcp_docs.installer.errors import INTERRUPTED_EXIT_CODE, InstallerError
 from kinetis_mcp_docs.installer.files import write_atomic
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
@@ -56,7 +60,7 @@ INDEX_PAGE = "index.md"
 class SetupResult:
     """What setup did, for the caller's last line."""
 
-    client: registration.Client
+    client: Client
     root: Path
     version: str
     argv: list[str]
@@ -75,10 +79,10 @@ def run_setup(
     on Ctrl-C (exit status 130), each saying what was left installed.
     """
     environ = dict(os.environ if environ is None else environ)
-    client = registration.client_named(client_name)
+    client = client_named(client_name)
 
     say(
-        f"Checking prerequisites: the {client.label} CLI and its {registration.SERVER_NAME} "
+        f"Checking prerequisites: the {client.label} CLI and its {SERVER_NAME} "
         "registration, and Python's venv support"
     )
     try:
@@ -118,16 +122,14 @@ def run_setup(
     return SetupResult(client, root, version, argv, pages)
 
 
-def existing_registration(
-    client: registration.Client, cli: str
-) -> registration.Registration | None:
+def existing_registration(client: Client, cli: str) -> Registration | None:
     """The registration setup will replace, read before anything is written.
 
     A local-scope `kinetis-docs` for the home directory is refused: it hides the user-scope
     registration setup adds, whose read-back would then show the other one.
     """
     existing = client.registration(cli)
-    hiding = registration.hiding_registration(client, existing)
+    hiding = hiding_registration(client, existing)
     if hiding is not None:
         raise InstallerError(
             f"{hiding.what}. Remove it with {hiding.remove}, then run setup again. Nothing "
@@ -137,12 +139,12 @@ def existing_registration(
 
 
 def _register(
-    client: registration.Client,
+    client: Client,
     cli: str,
     argv: list[str],
     env: Mapping[str, str],
     *,
-    existing: registration.Registration | None,
+    existing: Registration | None,
     new: Candidate,
     say: Callable[[str], None],
 ) -> None:
@@ -150,7 +152,7 @@ def _register(
     root = new.layout.root
     registered = False
     try:
-        say(f"Registering {registration.SERVER_NAME} with {client.label}")
+        say(f"Registering {SERVER_NAME} with {client.label}")
         notice = replacement_notice(client, existing, root)
         if notice is not None:
             say(notice)
@@ -167,7 +169,7 @@ def _register(
         else:
             left = (
                 f"the verified install stays current in {root}, but {client.label} may be left "
-                f"with no {registration.SERVER_NAME} registration: run setup again"
+                f"with no {SERVER_NAME} registration: run setup again"
             )
         raise InstallerError(f"Interrupted; {left}.", INTERRUPTED_EXIT_CODE) from None
     except BaseException:
@@ -200,19 +202,17 @@ def pages_directory(environ: Mapping[str, str]) -> Path | None:
     return pages
 
 
-def replacement_notice(
-    client: registration.Client, existing: registration.Registration | None, root: Path
-) -> str | None:
+def replacement_notice(client: Client, existing: Registration | None, root: Path) -> str | None:
     """What a user should know about the registration setup is about to replace, if anything."""
     if existing is None or existing.runs_from(root):
         return None
-    scoped = registration.other_scope(client, existing)
+    scoped = other_scope(client, existing)
     if scoped is not None:
         return (
             f"{scoped.what}; adding the user-scope one beside it (remove the other with "
             f"{scoped.remove})"
         )
-    replaced = f"{client.label}'s {registration.SERVER_NAME}"
+    replaced = f"{client.label}'s {SERVER_NAME}"
     other = existing.install_directory
     if not existing.is_stdio:
         return f"{replaced} was {existing.describe()}; replacing it"

@@ -44,6 +44,10 @@ from kinetis_mcp_docs.installer.advice import (
     install_here,
     kinetis_docs,
 )
+from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
+from kinetis_mcp_docs.installer.clients.known import CLIENTS
+from kinetis_mcp_docs.installer.clients.registration import Registration
+from kinetis_mcp_docs.installer.clients.scope import other_scope
 from kinetis_mcp_docs.installer.environment import (
     current_environment,
     environment_version,
@@ -52,13 +56,6 @@ from kinetis_mcp_docs.installer.environment import (
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
 from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
-from kinetis_mcp_docs.installer.registration import (
-    CLIENTS,
-    SERVER_NAME,
-    Client,
-    Registration,
-    other_scope,
-)
 from kinetis_mcp_docs.installer.server_check.verification import (
     INDEX_URI,
     READ_FAILED,
