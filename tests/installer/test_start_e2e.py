@@ -34,16 +34,15 @@ from typing import Any
 
 import pytest
 
-from kinetis_mcp_docs.installer.candidate import Candidate
-from kinetis_mcp_docs.installer.environment import (
-    build_environment,
-    canonical_name,
+from kinetis_mcp_docs.installer.envs.build import build_environment
+from kinetis_mcp_docs.installer.envs.candidate import Candidate
+from kinetis_mcp_docs.installer.envs.links import (
     current_environment,
-    environment_version,
     previous_environment,
     prune,
     switch_to,
 )
+from kinetis_mcp_docs.installer.envs.metadata import canonical_name, environment_version
 from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.package_source import PackageSource, record_source

@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.environment import current_environment, previous_environment
+from kinetis_mcp_docs.installer.envs.links import current_environment, previous_environment
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.files import describe, write_atomic
 from kinetis_mcp_docs.installer.layout import (

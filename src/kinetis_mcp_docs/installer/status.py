@@ -48,11 +48,8 @@ from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
 from kinetis_mcp_docs.installer.clients.known import CLIENTS
 from kinetis_mcp_docs.installer.clients.registration import Registration
 from kinetis_mcp_docs.installer.clients.scope import other_scope
-from kinetis_mcp_docs.installer.environment import (
-    current_environment,
-    environment_version,
-    previous_environment,
-)
+from kinetis_mcp_docs.installer.envs.links import current_environment, previous_environment
+from kinetis_mcp_docs.installer.envs.metadata import environment_version
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
 from kinetis_mcp_docs.installer.package_source import PackageSource, read_source

@@ -1,12 +1,12 @@
 """The update: under the lock, bring `current` to the newest release the requirement allows.
 
-One resolution decides everything: pip is asked, without installing anything, what a fresh
-install of the requirement (`kinetis-mcp-docs>=1.0,<2`, with every dependency at its
-newest allowed version) would contain, looking where the install's recorded package source
-says (`package_source.py`), whoever updates. If that is exactly what `current` holds,
-nothing is built and the time is recorded. Otherwise a new environment is built beside the
-installed one from those exact pins (`--no-deps`, so pip does not resolve a second time),
-checked offline and switched to (`candidate.py`).
+One resolution decides everything (`envs/resolve.py`): pip is asked, without installing
+anything, what a fresh install of the requirement (`kinetis-mcp-docs>=1.0,<2`, with every
+dependency at its newest allowed version) would contain, looking where the install's
+recorded package source says (`package_source.py`), whoever updates. If that is exactly
+what `current` holds, nothing is built and the time is recorded. Otherwise a new
+environment is built beside the installed one from those exact pins (`--no-deps`, so pip
+does not resolve a second time), checked offline and switched to (`envs/candidate.py`).
 
 Two entries, one body (`update`), and the command over the second:
 
@@ -32,34 +32,27 @@ spawn's fast path.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.candidate import MANUAL_DEADLINE_SECONDS, candidate
 from kinetis_mcp_docs.installer.directory import check_install, owned_install, resolve_directory
-from kinetis_mcp_docs.installer.environment import (
-    DISTRIBUTION,
-    canonical_name,
-    current_environment,
-    environment_version,
-    installed_distributions,
-)
+from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS, candidate
+from kinetis_mcp_docs.installer.envs.environment import Environment
+from kinetis_mcp_docs.installer.envs.metadata import DISTRIBUTION
+from kinetis_mcp_docs.installer.envs.pip import PipRun
+from kinetis_mcp_docs.installer.envs.resolve import resolve
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.lock import LockBusy, update_lock
 from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
-from kinetis_mcp_docs.installer.pip import PLAIN, PipRun, run_pip
 from kinetis_mcp_docs.installer.throttle import (
-    clear_failure,
     is_due,
     read_last_check,
-    record_check,
     record_failure,
+    record_success,
 )
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
@@ -139,14 +132,13 @@ def update_if_due(
             return os.path.realpath(layout.current)
     except LockBusy:
         pass
-    installed = current_environment(layout)
+    installed = Environment.current(layout)
     if installed is not None:
         say(
             f"{layout.root} was still being updated after {timeout:g} s, this start's update "
-            f"deadline; starting the version installed there now, "
-            f"{environment_version(installed)}."
+            f"deadline; starting the version installed there now, {installed.version()}."
         )
-        return os.path.realpath(installed)
+        return os.path.realpath(installed.path)
     say(
         f"{layout.root} has no complete install yet ({layout.current} points at none): "
         "waiting for the setup that holds its update lock to finish."
@@ -232,7 +224,7 @@ def update(
     environment as it was. Must run under the update lock.
     """
     check_install(layout)
-    installed = current_environment(layout)
+    installed = Environment.current(layout)
     if installed is None:
         # Its own command is gone with it: name the README's.
         from kinetis_mcp_docs.installer.advice import install_here  # noqa: PLC0415
@@ -252,26 +244,23 @@ def update(
     options = list(FAIL_FAST) if spawn is not None else []
     say(f"Checking for a newer release of {REQUIREMENT}")
     within = None if spawn is None else spawn * SPAWN_RESOLVE_SHARE
-    resolved = _resolve_in_time(layout, installed, deadline=deadline, pip=pip, within=within)
+    resolved = _resolve_in_time(installed, deadline=deadline, pip=pip, within=within)
     newest = resolved[DISTRIBUTION]
-    if resolved.items() <= installed_distributions(installed).items():
-        record_check(layout.last_update_check, time.time())
-        clear_failure(layout.last_update_failure)
+    if resolved.items() <= installed.distributions().items():
+        record_success(layout, time.time())
         say(f"{DISTRIBUTION} {newest} is installed and up to date")
         return None
     pins = [f"{name}=={version}" for name, version in sorted(resolved.items())]
-    say(f"Installing {DISTRIBUTION} {newest} beside {environment_version(installed)}")
+    say(f"Installing {DISTRIBUTION} {newest} beside {installed.version()}")
     with candidate(
-        layout,
-        [*options, "--quiet", "--no-deps", *pins],
-        deadline=deadline,
-        compile_beside=False,
-        pip=pip,
+        layout, [*options, "--quiet", "--no-deps", *pins], deadline=deadline, pip=pip
     ) as new:
         say("Checking the new environment's server")
         new.check(deadline=deadline, expected=newest)
+        new.switch()
+        record_success(layout, time.time())
     say(f"Switched to {DISTRIBUTION} {newest}")
-    return new.env
+    return new.environment.path
 
 
 def _wheelhouse_gone(layout: InstallLayout, source: PackageSource) -> InstallerError:
@@ -292,8 +281,7 @@ def _wheelhouse_gone(layout: InstallLayout, source: PackageSource) -> InstallerE
 
 
 def _resolve_in_time(
-    layout: InstallLayout,
-    env: Path,
+    installed: Environment,
     *,
     deadline: float | None,
     pip: PipRun,
@@ -301,13 +289,13 @@ def _resolve_in_time(
 ) -> dict[str, str]:
     """`resolve`, failing fast and given up after `within` seconds when given a bound."""
     if within is None:
-        return resolve(layout, env, deadline=deadline, pip_options=[], pip=pip)
+        return resolve(installed, deadline=deadline, pip_options=[], pip=pip)
     options = list(FAIL_FAST)
     capped = time.monotonic() + within
     if deadline is not None and deadline <= capped:
-        return resolve(layout, env, deadline=deadline, pip_options=options, pip=pip)
+        return resolve(installed, deadline=deadline, pip_options=options, pip=pip)
     try:
-        return resolve(layout, env, deadline=capped, pip_options=options, pip=pip)
+        return resolve(installed, deadline=capped, pip_options=options, pip=pip)
     except InstallerError:
         if time.monotonic() < capped:
             raise
@@ -318,56 +306,5 @@ def _resolve_in_time(
             f"Could not check for a newer {DISTRIBUTION} within {within:g} s, the most a "
             "client start waits for the package index (or a name server) to answer: half of "
             f"its update deadline, which {TIMEOUT_VARIABLE} sets; "
-            f"`{kinetis_docs(layout.root, 'update')}` waits longer"
+            f"`{kinetis_docs(installed.layout.root, 'update')}` waits longer"
         ) from None
-
-
-def resolve(
-    layout: InstallLayout,
-    env: Path,
-    *,
-    deadline: float | None,
-    pip_options: list[str],
-    pip: PipRun = PLAIN,
-) -> dict[str, str]:
-    """What a fresh install of the requirement would hold: canonical name -> version.
-
-    Resolved by `env`'s own pip (so markers are evaluated for the interpreter the next
-    environment is built from) with `--dry-run --ignore-installed`, which downloads only
-    what it must read and installs nothing.
-    """
-    requirement = (
-        ["-r", os.fspath(layout.requirements)] if layout.requirements.is_file() else [REQUIREMENT]
-    )
-    with tempfile.TemporaryDirectory(prefix="kinetis-update-") as scratch:
-        report = Path(scratch, "report.json")
-        run_pip(
-            layout.python(env),
-            [
-                "install",
-                "--dry-run",
-                "--ignore-installed",
-                "--quiet",
-                *pip_options,
-                "--report",
-                os.fspath(report),
-                *requirement,
-            ],
-            deadline=deadline,
-            what=f"check for a newer {DISTRIBUTION}",
-            how=pip,
-        )
-        try:
-            data = json.loads(report.read_text(encoding="utf-8"))
-            resolved = {
-                canonical_name(item["metadata"]["name"]): str(item["metadata"]["version"])
-                for item in data["install"]
-            }
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise InstallerError(
-                f"Could not check for a newer {DISTRIBUTION}: pip's report was unreadable "
-                f"({error!r})."
-            ) from error
-    if DISTRIBUTION not in resolved:
-        raise InstallerError(f"Could not check for a newer {DISTRIBUTION}: pip did not offer it.")
-    return resolved
