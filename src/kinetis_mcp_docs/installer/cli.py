@@ -102,7 +102,7 @@ def setup(client: str | None) -> None:
       PIP_FIND_LINKS, ...), and raw.githubusercontent.com for the page it
       reads, unless KINETIS_MCP_DOCS_PAGES is set.
     """
-    from kinetis_mcp_docs.installer.advice import kinetis_docs  # noqa: PLC0415 - keep start lean
+    from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs  # noqa: PLC0415 - keep start lean
     from kinetis_mcp_docs.installer.setup import run_setup  # noqa: PLC0415
 
     result = run_setup(client, say=click.echo)

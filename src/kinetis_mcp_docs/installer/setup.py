@@ -2,7 +2,7 @@
 
 The steps run in the order the contract gives, each announced on one line of stdout;
 pip's output goes to stderr. Nothing is written before the prerequisites are checked and
-the directory is proven ours (and safe: `directory.install_problem`). The install takes
+the directory is proven ours (and safe: `safety.install_problem`). The install takes
 the same build-check-switch path as the daily update (`envs/candidate.py`), under the same
 lock, and writes the timestamp only when it succeeded — so the verification spawn, inside
 the update window, neither takes the lock nor checks for an update. The verification and
@@ -31,8 +31,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer import directory
-from kinetis_mcp_docs.installer.advice import kinetis_docs
 from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
 from kinetis_mcp_docs.installer.clients.known import client_named
 from kinetis_mcp_docs.installer.clients.registration import Registration
@@ -44,18 +42,22 @@ from kinetis_mcp_docs.installer.envs.build import (
 from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS, candidate
 from kinetis_mcp_docs.installer.envs.pip import PipRun
 from kinetis_mcp_docs.installer.errors import INTERRUPTED_EXIT_CODE, InstallerError
-from kinetis_mcp_docs.installer.files import write_atomic
+from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs
+from kinetis_mcp_docs.installer.install_dir.claim import Claim, claim_directory, roll_back
+from kinetis_mcp_docs.installer.install_dir.files import write_atomic
+from kinetis_mcp_docs.installer.install_dir.lock import update_lock
+from kinetis_mcp_docs.installer.install_dir.ownership import absolute, resolve_directory
+from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
+from kinetis_mcp_docs.installer.install_dir.safety import inspect_directory
+from kinetis_mcp_docs.installer.install_dir.throttle import record_success
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
-from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.names import PAGES_ENVIRONMENT_VARIABLE
-from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
 from kinetis_mcp_docs.installer.server_check.verification import (
     READ_FAILED,
     ServerCheckFailed,
     read_hint,
     verify_server,
 )
-from kinetis_mcp_docs.installer.throttle import record_success
 
 # Byte-compiling a fresh environment takes a second or two; past this, leave the rest to
 # first imports rather than keep the user waiting.
@@ -97,8 +99,8 @@ def run_setup(
         cli = client.find_cli()
         check_python()
         pages = pages_directory(environ)
-        root = directory.resolve_directory(environ)
-        found = directory.inspect_directory(root)
+        root = resolve_directory(environ)
+        found = inspect_directory(root)
         existing = existing_registration(client, cli)
     except KeyboardInterrupt:
         raise InstallerError("Interrupted; nothing was written.", INTERRUPTED_EXIT_CODE) from None
@@ -106,7 +108,7 @@ def run_setup(
     argv = layout.start_argv(pages)
     registered_env = client.registered_environment(environ)
     say(f"Installing {REQUIREMENT} into {root}")
-    claim = directory.claim_directory(root, found)
+    claim = claim_directory(root, found)
     installed: str | None = None  # the version, once `current` is the new environment
     verified = registered = False
     try:
@@ -127,9 +129,9 @@ def run_setup(
             if isinstance(error, KeyboardInterrupt):
                 raise _interrupted_registering(client, root, registered=registered) from None
             raise
-        # A failed first install leaves exactly what was found (see directory.py).
+        # A failed first install leaves exactly what was found (see claim.py).
         if claim.first_install:
-            directory.roll_back(claim)
+            roll_back(claim)
         left = _left_installed(claim, switched=installed is not None)
         if isinstance(error, KeyboardInterrupt):
             raise InstallerError(f"Interrupted. {left}", INTERRUPTED_EXIT_CODE) from None
@@ -197,7 +199,7 @@ def pages_directory(environ: Mapping[str, str]) -> Path | None:
     configured = environ.get(PAGES_ENVIRONMENT_VARIABLE, "")
     if not configured:
         return None
-    pages = Path(directory.absolute(configured))
+    pages = Path(absolute(configured))
     setting = f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(configured)}"
     fix = (
         "point it at a directory of the documentation's pages (a checkout's docs/), or unset "
@@ -248,7 +250,7 @@ def _what_failed(error: InstallerError, pages: Path | None) -> str:
     return f"{error.failure}: {error.account()}{hint}"
 
 
-def _left_installed(claim: directory.Claim, *, switched: bool) -> str:
+def _left_installed(claim: Claim, *, switched: bool) -> str:
     """What a failed setup left in the install directory, in one sentence."""
     if claim.first_install:
         if claim.created is not None:

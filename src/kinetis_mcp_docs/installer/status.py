@@ -38,12 +38,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kinetis_mcp_docs.installer import directory
-from kinetis_mcp_docs.installer.advice import (
-    from_checkout,
-    install_here,
-    kinetis_docs,
-)
 from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
 from kinetis_mcp_docs.installer.clients.known import CLIENTS
 from kinetis_mcp_docs.installer.clients.registration import Registration
@@ -51,20 +45,32 @@ from kinetis_mcp_docs.installer.clients.scope import other_scope
 from kinetis_mcp_docs.installer.envs.links import current_environment, previous_environment
 from kinetis_mcp_docs.installer.envs.metadata import environment_version
 from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.install_dir.advice import (
+    from_checkout,
+    install_here,
+    kinetis_docs,
+)
+from kinetis_mcp_docs.installer.install_dir.ownership import (
+    Found,
+    Refusal,
+    ownership,
+    resolve_directory,
+)
+from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
+from kinetis_mcp_docs.installer.install_dir.safety import install_problem
+from kinetis_mcp_docs.installer.install_dir.throttle import (
+    WINDOW_SECONDS,
+    is_due,
+    read_failure,
+    read_last_check,
+)
 from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
-from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
 from kinetis_mcp_docs.installer.server_check.verification import (
     INDEX_URI,
     READ_FAILED,
     ServerCheckFailed,
     read_hint,
     verify_server,
-)
-from kinetis_mcp_docs.installer.throttle import (
-    WINDOW_SECONDS,
-    is_due,
-    read_failure,
-    read_last_check,
 )
 
 # A day past due, with a failure recorded since: the starts of that day tried and failed.
@@ -162,7 +168,7 @@ class Status:
 
 def gather_status(environ: Mapping[str, str]) -> Status:
     """Examine the install directory and both clients; see the module's docstring."""
-    root = directory.resolve_directory(environ)
+    root = resolve_directory(environ)
     problems: list[Problem] = []
     checkout = _checkout(root)
     clients = [_client_status(client, root, environ, problems, checkout) for client in CLIENTS]
@@ -172,7 +178,7 @@ def gather_status(environ: Mapping[str, str]) -> Status:
 
 def _checkout(root: Path) -> Path | None:
     """The checkout `root` is a source install of, for the commands status names."""
-    if not isinstance(directory.ownership(root), directory.Found):
+    if not isinstance(ownership(root), Found):
         return None
     try:
         source = read_source(InstallLayout(root))
@@ -278,17 +284,17 @@ def _install_status(
     root: Path, environ: Mapping[str, str], clients: list[ClientStatus], problems: list[Problem]
 ) -> InstallStatus:
     chosen_by = DIR_ENVIRONMENT_VARIABLE if environ.get(DIR_ENVIRONMENT_VARIABLE) else "default"
-    found = directory.ownership(root)
-    if isinstance(found, directory.Refusal):
+    found = ownership(root)
+    if isinstance(found, Refusal):
         fix = found.fix or f"set {DIR_ENVIRONMENT_VARIABLE} to the install directory you mean"
         problems.append(Problem(f"{root} is not an install of this tool: {found.reason}", fix))
         return InstallStatus(os.fspath(root), chosen_by, "not-ours", found.reason)
-    if found is not directory.Found.OURS:
+    if found is not Found.OURS:
         problems.append(Problem(f"Nothing is installed in {root}", _install_fix(root, clients)))
-        detail = "it does not exist" if found is directory.Found.ABSENT else "it is empty"
+        detail = "it does not exist" if found is Found.ABSENT else "it is empty"
         return InstallStatus(os.fspath(root), chosen_by, found.value, detail)
     layout = InstallLayout(root)
-    unsafe = directory.install_problem(layout)
+    unsafe = install_problem(layout)
     if unsafe is not None:
         reason, fix = unsafe
         problems.append(Problem(reason, fix))

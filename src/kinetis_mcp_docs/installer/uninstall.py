@@ -27,15 +27,15 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer import directory
-from kinetis_mcp_docs.installer.advice import kinetis_docs
 from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
 from kinetis_mcp_docs.installer.clients.known import CLIENTS, client_named
 from kinetis_mcp_docs.installer.clients.scope import hiding_registration, other_scope
 from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs
+from kinetis_mcp_docs.installer.install_dir.lock import update_lock
+from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
+from kinetis_mcp_docs.installer.install_dir.removal import leftovers, remove_install
 from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.lock import update_lock
-from kinetis_mcp_docs.installer.removal import leftovers, remove_install
 
 _VERB = "remove"
 
@@ -54,8 +54,8 @@ def run_uninstall(
     """
     environ = dict(os.environ if environ is None else environ)
     client = client_named(client_name)
-    root = directory.resolve_directory(environ)
-    layout = directory.owned_install(root, _VERB)
+    root = resolve_directory(environ)
+    layout = owned_install(root, _VERB)
     cli = client.cli_on_path()
     if cli is None:
         raise InstallerError(
@@ -161,7 +161,7 @@ def _remove(layout: InstallLayout, say: Callable[[str], None]) -> None:
     """Under the lock, and only while the marker still proves it ours: remove the install."""
     root = layout.root
     with update_lock(layout.lock, on_wait=lambda: say(f"Waiting for another update of {root}")):
-        if directory.owned_install(root, _VERB) is None:
+        if owned_install(root, _VERB) is None:
             say(f"Nothing is installed in {root}")
             return
         left = remove_install(layout)

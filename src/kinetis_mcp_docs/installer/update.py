@@ -38,22 +38,23 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.directory import check_install, owned_install, resolve_directory
 from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS, candidate
 from kinetis_mcp_docs.installer.envs.environment import Environment
 from kinetis_mcp_docs.installer.envs.metadata import DISTRIBUTION
 from kinetis_mcp_docs.installer.envs.pip import PipRun
 from kinetis_mcp_docs.installer.envs.resolve import resolve
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
-from kinetis_mcp_docs.installer.lock import LockBusy, update_lock
-from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
-from kinetis_mcp_docs.installer.throttle import (
+from kinetis_mcp_docs.installer.install_dir.lock import LockBusy, update_lock
+from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
+from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
+from kinetis_mcp_docs.installer.install_dir.safety import check_install
+from kinetis_mcp_docs.installer.install_dir.throttle import (
     is_due,
     read_last_check,
     record_failure,
     record_success,
 )
+from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
 # Codex drops a server that has not started within 10 s, and Claude Code's wait is of the
@@ -183,7 +184,7 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
     root = resolve_directory(environ)
     layout = owned_install(root, "update")
     if layout is None:
-        from kinetis_mcp_docs.installer.advice import install_here  # noqa: PLC0415
+        from kinetis_mcp_docs.installer.install_dir.advice import install_here  # noqa: PLC0415
 
         raise InstallerError(
             f"Nothing is installed in {root}; install it from a clone of kinetis-mcp-docs with "
@@ -195,7 +196,7 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
     source = read_source(layout)
     checkout = None if source is None else source.checkout()
     if switched is None and checkout is not None:
-        from kinetis_mcp_docs.installer.advice import from_checkout  # noqa: PLC0415
+        from kinetis_mcp_docs.installer.install_dir.advice import from_checkout  # noqa: PLC0415
 
         say(
             f"It is a source install of {checkout}, which takes the checkout's changes with "
@@ -227,7 +228,7 @@ def update(
     installed = Environment.current(layout)
     if installed is None:
         # Its own command is gone with it: name the README's.
-        from kinetis_mcp_docs.installer.advice import install_here  # noqa: PLC0415
+        from kinetis_mcp_docs.installer.install_dir.advice import install_here  # noqa: PLC0415
 
         raise InstallerError(
             f"{layout.current} does not point at an environment; install it again from a "
@@ -266,7 +267,7 @@ def update(
 def _wheelhouse_gone(layout: InstallLayout, source: PackageSource) -> InstallerError:
     """The wheelhouses the install comes from are gone: say so, and how to install again."""
     # Only on this failure: the spawn path imports no more than it needs.
-    from kinetis_mcp_docs.installer.advice import from_checkout  # noqa: PLC0415
+    from kinetis_mcp_docs.installer.install_dir.advice import from_checkout  # noqa: PLC0415
 
     houses = ", ".join(os.fspath(house) for house in source.wheelhouses())
     checkout = source.checkout()
@@ -300,7 +301,7 @@ def _resolve_in_time(
         if time.monotonic() < capped:
             raise
         # Only on this failure: the spawn path imports no more than it needs.
-        from kinetis_mcp_docs.installer.advice import kinetis_docs  # noqa: PLC0415
+        from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs  # noqa: PLC0415
 
         raise InstallerError(
             f"Could not check for a newer {DISTRIBUTION} within {within:g} s, the most a "

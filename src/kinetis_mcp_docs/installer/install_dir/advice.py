@@ -16,7 +16,7 @@ import os
 import shlex
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.directory import resolve_directory
+from kinetis_mcp_docs.installer.install_dir.ownership import resolve_directory
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.names import (
     COMMAND_NAME,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 
-from kinetis_mcp_docs.installer.files import read_regular, write_atomic
+from kinetis_mcp_docs.installer.install_dir.files import read_regular, write_atomic
 
 TYPE_CHECKING = False  # `typing` stays off the spawn path; mypy honours the name
 if TYPE_CHECKING:
