@@ -8,7 +8,8 @@ what `current` holds, nothing is built and the time is recorded. Otherwise a new
 environment is built beside the installed one from those exact pins (`--no-deps`, so pip
 does not resolve a second time), checked offline and switched to (`envs/candidate.py`).
 
-Two entries, one body (`update`), and the command over the second:
+Two entries, one body (`update`); the `kinetis-docs update` command is over the second
+(`commands/update.py`):
 
 - `update_if_due`, what a client spawn runs once its throttle said an update is due: it
   takes the lock (waiting while another process holds it), and updates only if it did not
@@ -20,9 +21,8 @@ Two entries, one body (`update`), and the command over the second:
   one line that says why it failed. A failure is recorded apart from the time of the last
   success (`.last-update-failure`) for `status` to report; the next start tries again, as
   the reference has it.
-- `update_now`, the same update whatever the timestamp, under the same lock; and
-  `run_update`, the `kinetis-docs update` command over it, which first proves the install
-  directory ours and bounds the update as setup bounds an install, not as a spawn does.
+- `update_now`, the same update whatever the timestamp, under the same lock, bounded as
+  its caller says.
 
 The whole update runs against one deadline. Past it pip is killed, the partial environment
 removed, and the installed environment left as it was. This module is imported only when an
@@ -38,14 +38,13 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS, candidate
+from kinetis_mcp_docs.installer.envs.candidate import candidate
 from kinetis_mcp_docs.installer.envs.environment import Environment
 from kinetis_mcp_docs.installer.envs.metadata import DISTRIBUTION
 from kinetis_mcp_docs.installer.envs.pip import PipRun
 from kinetis_mcp_docs.installer.envs.resolve import resolve
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.lock import LockBusy, update_lock
-from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
 from kinetis_mcp_docs.installer.install_dir.safety import check_install
 from kinetis_mcp_docs.installer.install_dir.throttle import (
@@ -172,37 +171,6 @@ def update_now(
         layout.lock, on_wait=lambda: say(f"Waiting for another update of {layout.root}")
     ):
         return update(layout, deadline=deadline, say=say)
-
-
-def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Path | None:
-    """`kinetis-docs update`: `update_now` on the install directory, one line per step.
-
-    Without fail-fast pip options, and bounded as setup is rather than by the spawn's
-    deadline. Returns the new environment, None when already up to date; raises
-    `InstallerError` when nothing is installed, the directory is not ours, or it fails.
-    """
-    root = resolve_directory(environ)
-    layout = owned_install(root, "update")
-    if layout is None:
-        from kinetis_mcp_docs.installer.install_dir.advice import install_here  # noqa: PLC0415
-
-        raise InstallerError(
-            f"Nothing is installed in {root}; install it from a clone of kinetis-mcp-docs with "
-            f"`{install_here(root)}` (or `{install_here(root, 'codex')}`), as its README says."
-        )
-    say(f"Updating the install in {root}")
-    deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
-    switched = update_now(layout, deadline=deadline, say=say)
-    source = read_source(layout)
-    checkout = None if source is None else source.checkout()
-    if switched is None and checkout is not None:
-        from kinetis_mcp_docs.installer.install_dir.advice import from_checkout  # noqa: PLC0415
-
-        say(
-            f"It is a source install of {checkout}, which takes the checkout's changes with "
-            f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
-        )
-    return switched
 
 
 def update(
