@@ -33,14 +33,19 @@ from benchmarks.wire import (
     tool_call,
 )
 from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.installer.environment import (
-    current_environment,
-    installed_version,
-    switch_to,
+from kinetis_mcp_docs.installer.envs.links import current_environment, switch_to
+from kinetis_mcp_docs.installer.envs.metadata import installed_version
+from kinetis_mcp_docs.installer.install_dir.package_source import (
+    PackageSource,
+    read_source,
+    record_source,
+)
+from kinetis_mcp_docs.installer.install_dir.throttle import (
+    read_failure,
+    read_last_check,
+    record_check,
 )
 from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.package_source import PackageSource, read_source, record_source
-from kinetis_mcp_docs.installer.throttle import read_failure, read_last_check, record_check
 
 READ_DOC = "kinetis_read_doc"
 SEARCH_DOC = "kinetis_search_doc"

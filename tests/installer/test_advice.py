@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.installer.advice import from_checkout, install_here, kinetis_docs
+from kinetis_mcp_docs.installer.install_dir.advice import from_checkout, install_here, kinetis_docs
 from kinetis_mcp_docs.installer.layout import InstallLayout
 
 

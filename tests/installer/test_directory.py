@@ -16,15 +16,10 @@ import pytest
 from pyfakefs.fake_filesystem import FakeFilesystem
 from pyfakefs.helpers import set_uid
 
-from kinetis_mcp_docs.installer.directory import (
-    Found,
-    claim_directory,
-    inspect_directory,
-    owned_install,
-    resolve_directory,
-    roll_back,
-)
 from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.install_dir.claim import claim_directory, roll_back
+from kinetis_mcp_docs.installer.install_dir.ownership import Found, owned_install, resolve_directory
+from kinetis_mcp_docs.installer.install_dir.safety import inspect_directory
 
 MARKER = b"kinetis-mcp-docs install directory\n"
 # Paths are made inside the tests, never at import: on Python 3.10 a Path object made

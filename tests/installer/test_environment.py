@@ -15,21 +15,20 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.installer import environment
-from kinetis_mcp_docs.installer.candidate import Candidate
-from kinetis_mcp_docs.installer.environment import (
-    base_interpreter,
-    build_environment,
+from kinetis_mcp_docs.installer.envs import build as environment
+from kinetis_mcp_docs.installer.envs.build import base_interpreter, build_environment
+from kinetis_mcp_docs.installer.envs.built import hold
+from kinetis_mcp_docs.installer.envs.candidate import Candidate
+from kinetis_mcp_docs.installer.envs.links import (
     current_environment,
-    hold,
-    installed_version,
     previous_environment,
     prune,
     switch_to,
 )
+from kinetis_mcp_docs.installer.envs.metadata import installed_version
+from kinetis_mcp_docs.installer.envs.pip import pip_runner
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.pip import pip_runner
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.lock import LockBusy, update_lock
+from kinetis_mcp_docs.installer.install_dir.lock import LockBusy, update_lock
 from tests.support.processes import PROC_AVAILABLE, holds_file, holds_lock
 
 TIMEOUT = 30
@@ -26,7 +26,7 @@ TIMEOUT = 30
 HOLDER = """
 import subprocess, sys
 from pathlib import Path
-from kinetis_mcp_docs.installer.lock import update_lock
+from kinetis_mcp_docs.installer.install_dir.lock import update_lock
 
 print("trying", flush=True)
 with update_lock(Path(sys.argv[1]), on_wait=lambda: print("waiting", flush=True)) as state:

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.package_source import (
+from kinetis_mcp_docs.installer.install_dir.package_source import (
     SOURCE_VARIABLES,
     PackageSource,
     read_source,
     record_source,
 )
+from kinetis_mcp_docs.installer.layout import InstallLayout
 
 
 def test_the_source_is_the_pip_variables_that_choose_an_index_with_paths_made_absolute(

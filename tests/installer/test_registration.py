@@ -11,16 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from kinetis_mcp_docs.installer.clients.known import CLAUDE, CODEX, client_named
+from kinetis_mcp_docs.installer.clients.registration import Registration
+from kinetis_mcp_docs.installer.clients.scope import OtherScope, other_scope
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.registration import (
-    CLAUDE,
-    CODEX,
-    OtherScope,
-    Registration,
-    client_named,
-    other_scope,
-)
 from tests.support.clients import StubClient, install_stub
 
 # A command the stub `claude mcp get` can really start: this checkout's server, offline.

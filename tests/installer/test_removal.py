@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from kinetis_mcp_docs.installer.install_dir.removal import remove_install
 from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, InstallLayout
-from kinetis_mcp_docs.installer.removal import remove_install
 
 ENVIRONMENT = "20261130T120000-0123abcd"
 OLDER = "20261129T120000-89abcdef"

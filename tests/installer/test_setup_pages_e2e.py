@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.installer.throttle import record_check
+from kinetis_mcp_docs.installer.install_dir.throttle import record_check
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.machine import Machine, closed_port, index_page, machine_at
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess

@@ -16,7 +16,11 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.smoke import READ_FAILED, ServerCheckFailed, verify_server
+from kinetis_mcp_docs.installer.server_check.verification import (
+    READ_FAILED,
+    ServerCheckFailed,
+    verify_server,
+)
 
 _PREAMBLE = """
 import json, sys

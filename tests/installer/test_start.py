@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.installer import layout, start
-from kinetis_mcp_docs.installer.environment import canonical_name
+from kinetis_mcp_docs.installer.envs.metadata import canonical_name
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.update import (
     DEFAULT_TIMEOUT_SECONDS,

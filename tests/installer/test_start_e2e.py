@@ -34,24 +34,23 @@ from typing import Any
 
 import pytest
 
-from kinetis_mcp_docs.installer.candidate import Candidate
-from kinetis_mcp_docs.installer.environment import (
-    build_environment,
-    canonical_name,
+from kinetis_mcp_docs.installer.envs.build import build_environment
+from kinetis_mcp_docs.installer.envs.candidate import Candidate
+from kinetis_mcp_docs.installer.envs.links import (
     current_environment,
-    environment_version,
     previous_environment,
     prune,
     switch_to,
 )
-from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, InstallLayout
-from kinetis_mcp_docs.installer.lock import update_lock
-from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
-from kinetis_mcp_docs.installer.throttle import (
+from kinetis_mcp_docs.installer.envs.metadata import canonical_name, environment_version
+from kinetis_mcp_docs.installer.install_dir.lock import update_lock
+from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
+from kinetis_mcp_docs.installer.install_dir.throttle import (
     read_failure,
     read_last_check,
     record_check,
 )
+from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.conftest import MISBEHAVING_RELEASES, PlantedWheelhouse
 from tests.server.test_standard_streams_e2e import assert_refused_for_a_closed_stdout, with_closed
@@ -887,8 +886,8 @@ def test_a_spawn_inside_the_window_does_not_wait_for_a_running_setup(
 LOCK_HOLDER = """
 import sys
 from pathlib import Path
-from kinetis_mcp_docs.installer.lock import update_lock
-from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
+from kinetis_mcp_docs.installer.install_dir.lock import update_lock
+from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
 with update_lock(Path(sys.argv[1])):
     print("held", flush=True)
     sys.stdin.readline()

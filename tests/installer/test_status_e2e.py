@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
+from kinetis_mcp_docs.installer.install_dir.throttle import record_check
 from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
-from kinetis_mcp_docs.installer.throttle import record_check
 from tests.installer.machine import (
     HTTP_URL,
     START,

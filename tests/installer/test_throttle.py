@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.installer.throttle import (
+from kinetis_mcp_docs.installer.install_dir.throttle import (
     WINDOW_SECONDS,
     clear_failure,
     is_due,

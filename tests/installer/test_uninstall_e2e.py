@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.installer.lock import update_lock
+from kinetis_mcp_docs.installer.install_dir.lock import update_lock
 from tests.installer.machine import (
     HTTP_URL,
     KINETIS_DOCS,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.installer.environment import environment_version
-from kinetis_mcp_docs.installer.lock import update_lock
+from kinetis_mcp_docs.installer.envs.metadata import environment_version
+from kinetis_mcp_docs.installer.install_dir.lock import update_lock
 from tests.installer.machine import MARKER, Machine, closed_port, machine_at
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning
 from tests.support.wheelhouse import wheelhouse_pip_env

@@ -1,4 +1,7 @@
-"""The `kinetis-docs` command: thin Click commands over the installer's modules.
+"""The `kinetis-docs` command: thin Click commands over `commands/`, and the two hand-offs.
+
+`serve` runs the server (stdio, or the HTTP route) in this process, and `start` is the
+spawn entry (`start.py`); nothing else of the installer imports the server.
 
 This is the one place an `InstallerError` becomes text: one line on stderr and the error's
 exit code, never a traceback. An `OSError` that no step translated (a file system that
@@ -102,8 +105,8 @@ def setup(client: str | None) -> None:
       PIP_FIND_LINKS, ...), and raw.githubusercontent.com for the page it
       reads, unless KINETIS_MCP_DOCS_PAGES is set.
     """
-    from kinetis_mcp_docs.installer.advice import kinetis_docs  # noqa: PLC0415 - keep start lean
-    from kinetis_mcp_docs.installer.setup import run_setup  # noqa: PLC0415
+    from kinetis_mcp_docs.installer.commands.setup import run_setup  # noqa: PLC0415
+    from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs  # noqa: PLC0415 - keep start lean
 
     result = run_setup(client, say=click.echo)
     pages = f", pages from {result.pages}" if result.pages else ""
@@ -136,7 +139,8 @@ def status(*, as_json: bool) -> None:
     Network: what the server needs, raw.githubusercontent.com (or nothing,
       with a registered pages directory); the package index if an update is due.
     """
-    from kinetis_mcp_docs.installer.status import gather_status, render  # noqa: PLC0415
+    from kinetis_mcp_docs.installer.commands.status import gather_status  # noqa: PLC0415
+    from kinetis_mcp_docs.installer.commands.status_report import render  # noqa: PLC0415
 
     report = gather_status(os.environ)
     if as_json:
@@ -160,7 +164,7 @@ def update() -> None:
     Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
       PIP_FIND_LINKS, ...).
     """
-    from kinetis_mcp_docs.installer.update import run_update  # noqa: PLC0415
+    from kinetis_mcp_docs.installer.commands.update import run_update  # noqa: PLC0415
 
     if run_update(os.environ, say=click.echo) is not None:
         click.echo("New client sessions start the new version.")
@@ -181,7 +185,7 @@ def uninstall(client: str | None) -> None:
     Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
     Network: none.
     """
-    from kinetis_mcp_docs.installer.uninstall import run_uninstall  # noqa: PLC0415
+    from kinetis_mcp_docs.installer.commands.uninstall import run_uninstall  # noqa: PLC0415
 
     run_uninstall(client, say=click.echo)
 

@@ -25,7 +25,7 @@ dataclasses (and so `layout.py`; the names come from `names.py`), and imports th
 machinery, filelock with it, only when an update is due.
 
 Nothing is written to stdout here: it carries protocol frames, and the server reserves it
-for them. Messages go to stderr, and pip's output is sent there too (`pip.py`). Before
+for them. Messages go to stderr, and pip's output is sent there too (`envs/pip.py`). Before
 anything else, the standard descriptors are made safe (`standard_streams`): a closed stderr
 is opened on the null device, a closed stdout refused with one line and exit status 1, and
 every message goes through the server's `StderrLog`, so a stderr nobody reads can cost a
@@ -43,7 +43,11 @@ import sys
 import time
 
 from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.installer.files import read_regular
+from kinetis_mcp_docs.installer.install_dir.files import read_regular
+from kinetis_mcp_docs.installer.install_dir.throttle import (
+    is_due,
+    read_last_check,
+)
 from kinetis_mcp_docs.installer.names import (
     CURRENT_NAME,
     ENVS_NAME,
@@ -51,10 +55,6 @@ from kinetis_mcp_docs.installer.names import (
     MARKER_CONTENT,
     MARKER_NAME,
     SERVER_MODULE,
-)
-from kinetis_mcp_docs.installer.throttle import (
-    is_due,
-    read_last_check,
 )
 from kinetis_mcp_docs.server.standard_streams import StdoutClosed, open_standard_streams
 

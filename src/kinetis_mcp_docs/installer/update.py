@@ -1,14 +1,15 @@
 """The update: under the lock, bring `current` to the newest release the requirement allows.
 
-One resolution decides everything: pip is asked, without installing anything, what a fresh
-install of the requirement (`kinetis-mcp-docs>=1.0,<2`, with every dependency at its
-newest allowed version) would contain, looking where the install's recorded package source
-says (`package_source.py`), whoever updates. If that is exactly what `current` holds,
-nothing is built and the time is recorded. Otherwise a new environment is built beside the
-installed one from those exact pins (`--no-deps`, so pip does not resolve a second time),
-checked offline and switched to (`candidate.py`).
+One resolution decides everything (`envs/resolve.py`): pip is asked, without installing
+anything, what a fresh install of the requirement (`kinetis-mcp-docs>=1.0,<2`, with every
+dependency at its newest allowed version) would contain, looking where the install's
+recorded package source says (`package_source.py`), whoever updates. If that is exactly
+what `current` holds, nothing is built and the time is recorded. Otherwise a new
+environment is built beside the installed one from those exact pins (`--no-deps`, so pip
+does not resolve a second time), checked offline and switched to (`envs/candidate.py`).
 
-Two entries, one body (`update`), and the command over the second:
+Two entries, one body (`update`); the `kinetis-docs update` command is over the second
+(`commands/update.py`):
 
 - `update_if_due`, what a client spawn runs once its throttle said an update is due: it
   takes the lock (waiting while another process holds it), and updates only if it did not
@@ -20,9 +21,8 @@ Two entries, one body (`update`), and the command over the second:
   one line that says why it failed. A failure is recorded apart from the time of the last
   success (`.last-update-failure`) for `status` to report; the next start tries again, as
   the reference has it.
-- `update_now`, the same update whatever the timestamp, under the same lock; and
-  `run_update`, the `kinetis-docs update` command over it, which first proves the install
-  directory ours and bounds the update as setup bounds an install, not as a spawn does.
+- `update_now`, the same update whatever the timestamp, under the same lock, bounded as
+  its caller says.
 
 The whole update runs against one deadline. Past it pip is killed, the partial environment
 removed, and the installed environment left as it was. This module is imported only when an
@@ -32,35 +32,28 @@ spawn's fast path.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.candidate import MANUAL_DEADLINE_SECONDS, candidate
-from kinetis_mcp_docs.installer.directory import check_install, owned_install, resolve_directory
-from kinetis_mcp_docs.installer.environment import (
-    DISTRIBUTION,
-    canonical_name,
-    current_environment,
-    environment_version,
-    installed_distributions,
-)
+from kinetis_mcp_docs.installer.envs.candidate import candidate
+from kinetis_mcp_docs.installer.envs.environment import Environment
+from kinetis_mcp_docs.installer.envs.metadata import DISTRIBUTION
+from kinetis_mcp_docs.installer.envs.pip import PipRun
+from kinetis_mcp_docs.installer.envs.resolve import resolve
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
-from kinetis_mcp_docs.installer.lock import LockBusy, update_lock
-from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
-from kinetis_mcp_docs.installer.pip import PLAIN, PipRun, run_pip
-from kinetis_mcp_docs.installer.throttle import (
-    clear_failure,
+from kinetis_mcp_docs.installer.install_dir.lock import LockBusy, update_lock
+from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
+from kinetis_mcp_docs.installer.install_dir.safety import check_install
+from kinetis_mcp_docs.installer.install_dir.throttle import (
     is_due,
     read_last_check,
-    record_check,
     record_failure,
+    record_success,
 )
+from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
 # Codex drops a server that has not started within 10 s, and Claude Code's wait is of the
@@ -139,14 +132,13 @@ def update_if_due(
             return os.path.realpath(layout.current)
     except LockBusy:
         pass
-    installed = current_environment(layout)
+    installed = Environment.current(layout)
     if installed is not None:
         say(
             f"{layout.root} was still being updated after {timeout:g} s, this start's update "
-            f"deadline; starting the version installed there now, "
-            f"{environment_version(installed)}."
+            f"deadline; starting the version installed there now, {installed.version()}."
         )
-        return os.path.realpath(installed)
+        return os.path.realpath(installed.path)
     say(
         f"{layout.root} has no complete install yet ({layout.current} points at none): "
         "waiting for the setup that holds its update lock to finish."
@@ -181,37 +173,6 @@ def update_now(
         return update(layout, deadline=deadline, say=say)
 
 
-def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Path | None:
-    """`kinetis-docs update`: `update_now` on the install directory, one line per step.
-
-    Without fail-fast pip options, and bounded as setup is rather than by the spawn's
-    deadline. Returns the new environment, None when already up to date; raises
-    `InstallerError` when nothing is installed, the directory is not ours, or it fails.
-    """
-    root = resolve_directory(environ)
-    layout = owned_install(root, "update")
-    if layout is None:
-        from kinetis_mcp_docs.installer.advice import install_here  # noqa: PLC0415
-
-        raise InstallerError(
-            f"Nothing is installed in {root}; install it from a clone of kinetis-mcp-docs with "
-            f"`{install_here(root)}` (or `{install_here(root, 'codex')}`), as its README says."
-        )
-    say(f"Updating the install in {root}")
-    deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
-    switched = update_now(layout, deadline=deadline, say=say)
-    source = read_source(layout)
-    checkout = None if source is None else source.checkout()
-    if switched is None and checkout is not None:
-        from kinetis_mcp_docs.installer.advice import from_checkout  # noqa: PLC0415
-
-        say(
-            f"It is a source install of {checkout}, which takes the checkout's changes with "
-            f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
-        )
-    return switched
-
-
 def update(
     layout: InstallLayout,
     *,
@@ -232,10 +193,10 @@ def update(
     environment as it was. Must run under the update lock.
     """
     check_install(layout)
-    installed = current_environment(layout)
+    installed = Environment.current(layout)
     if installed is None:
         # Its own command is gone with it: name the README's.
-        from kinetis_mcp_docs.installer.advice import install_here  # noqa: PLC0415
+        from kinetis_mcp_docs.installer.install_dir.advice import install_here  # noqa: PLC0415
 
         raise InstallerError(
             f"{layout.current} does not point at an environment; install it again from a "
@@ -252,32 +213,29 @@ def update(
     options = list(FAIL_FAST) if spawn is not None else []
     say(f"Checking for a newer release of {REQUIREMENT}")
     within = None if spawn is None else spawn * SPAWN_RESOLVE_SHARE
-    resolved = _resolve_in_time(layout, installed, deadline=deadline, pip=pip, within=within)
+    resolved = _resolve_in_time(installed, deadline=deadline, pip=pip, within=within)
     newest = resolved[DISTRIBUTION]
-    if resolved.items() <= installed_distributions(installed).items():
-        record_check(layout.last_update_check, time.time())
-        clear_failure(layout.last_update_failure)
+    if resolved.items() <= installed.distributions().items():
+        record_success(layout, time.time())
         say(f"{DISTRIBUTION} {newest} is installed and up to date")
         return None
     pins = [f"{name}=={version}" for name, version in sorted(resolved.items())]
-    say(f"Installing {DISTRIBUTION} {newest} beside {environment_version(installed)}")
+    say(f"Installing {DISTRIBUTION} {newest} beside {installed.version()}")
     with candidate(
-        layout,
-        [*options, "--quiet", "--no-deps", *pins],
-        deadline=deadline,
-        compile_beside=False,
-        pip=pip,
+        layout, [*options, "--quiet", "--no-deps", *pins], deadline=deadline, pip=pip
     ) as new:
         say("Checking the new environment's server")
         new.check(deadline=deadline, expected=newest)
+        new.switch()
+        record_success(layout, time.time())
     say(f"Switched to {DISTRIBUTION} {newest}")
-    return new.env
+    return new.environment.path
 
 
 def _wheelhouse_gone(layout: InstallLayout, source: PackageSource) -> InstallerError:
     """The wheelhouses the install comes from are gone: say so, and how to install again."""
     # Only on this failure: the spawn path imports no more than it needs.
-    from kinetis_mcp_docs.installer.advice import from_checkout  # noqa: PLC0415
+    from kinetis_mcp_docs.installer.install_dir.advice import from_checkout  # noqa: PLC0415
 
     houses = ", ".join(os.fspath(house) for house in source.wheelhouses())
     checkout = source.checkout()
@@ -292,8 +250,7 @@ def _wheelhouse_gone(layout: InstallLayout, source: PackageSource) -> InstallerE
 
 
 def _resolve_in_time(
-    layout: InstallLayout,
-    env: Path,
+    installed: Environment,
     *,
     deadline: float | None,
     pip: PipRun,
@@ -301,73 +258,22 @@ def _resolve_in_time(
 ) -> dict[str, str]:
     """`resolve`, failing fast and given up after `within` seconds when given a bound."""
     if within is None:
-        return resolve(layout, env, deadline=deadline, pip_options=[], pip=pip)
+        return resolve(installed, deadline=deadline, pip_options=[], pip=pip)
     options = list(FAIL_FAST)
     capped = time.monotonic() + within
     if deadline is not None and deadline <= capped:
-        return resolve(layout, env, deadline=deadline, pip_options=options, pip=pip)
+        return resolve(installed, deadline=deadline, pip_options=options, pip=pip)
     try:
-        return resolve(layout, env, deadline=capped, pip_options=options, pip=pip)
+        return resolve(installed, deadline=capped, pip_options=options, pip=pip)
     except InstallerError:
         if time.monotonic() < capped:
             raise
         # Only on this failure: the spawn path imports no more than it needs.
-        from kinetis_mcp_docs.installer.advice import kinetis_docs  # noqa: PLC0415
+        from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs  # noqa: PLC0415
 
         raise InstallerError(
             f"Could not check for a newer {DISTRIBUTION} within {within:g} s, the most a "
             "client start waits for the package index (or a name server) to answer: half of "
             f"its update deadline, which {TIMEOUT_VARIABLE} sets; "
-            f"`{kinetis_docs(layout.root, 'update')}` waits longer"
+            f"`{kinetis_docs(installed.layout.root, 'update')}` waits longer"
         ) from None
-
-
-def resolve(
-    layout: InstallLayout,
-    env: Path,
-    *,
-    deadline: float | None,
-    pip_options: list[str],
-    pip: PipRun = PLAIN,
-) -> dict[str, str]:
-    """What a fresh install of the requirement would hold: canonical name -> version.
-
-    Resolved by `env`'s own pip (so markers are evaluated for the interpreter the next
-    environment is built from) with `--dry-run --ignore-installed`, which downloads only
-    what it must read and installs nothing.
-    """
-    requirement = (
-        ["-r", os.fspath(layout.requirements)] if layout.requirements.is_file() else [REQUIREMENT]
-    )
-    with tempfile.TemporaryDirectory(prefix="kinetis-update-") as scratch:
-        report = Path(scratch, "report.json")
-        run_pip(
-            layout.python(env),
-            [
-                "install",
-                "--dry-run",
-                "--ignore-installed",
-                "--quiet",
-                *pip_options,
-                "--report",
-                os.fspath(report),
-                *requirement,
-            ],
-            deadline=deadline,
-            what=f"check for a newer {DISTRIBUTION}",
-            how=pip,
-        )
-        try:
-            data = json.loads(report.read_text(encoding="utf-8"))
-            resolved = {
-                canonical_name(item["metadata"]["name"]): str(item["metadata"]["version"])
-                for item in data["install"]
-            }
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise InstallerError(
-                f"Could not check for a newer {DISTRIBUTION}: pip's report was unreadable "
-                f"({error!r})."
-            ) from error
-    if DISTRIBUTION not in resolved:
-        raise InstallerError(f"Could not check for a newer {DISTRIBUTION}: pip did not offer it.")
-    return resolved

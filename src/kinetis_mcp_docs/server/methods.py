@@ -6,6 +6,7 @@ importable from here under its old name).
 
 from __future__ import annotations
 
+from .. import PROTOCOL_VERSION
 from .errors import ERRORS
 from .exceptions import InvalidArguments
 from .protocol.dispatch import ErrorTable, Method, MethodTable
@@ -14,7 +15,6 @@ TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the n
 if TYPE_CHECKING:
     from .application import DocsApplication
 
-PROTOCOL_VERSION = "2025-06-18"
 
 __all__ = ["ERRORS", "PROTOCOL_VERSION", "method_table"]
 

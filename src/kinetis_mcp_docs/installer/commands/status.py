@@ -24,152 +24,68 @@ failed for more than a day past due (so the install is stuck at its version). Ea
 pages directory a registration has; for a source install, its checkout's
 `nox -s setup_from_source`; with nothing installed, the README's command in a clone — and
 any makes the exit status 1. An HTTP registration
-of the name is shown as its URL and the names of its headers, never their values.
+of the name is shown as its URL and the names of its headers, never their values. The
+report's types, and the report as text, are `status_report.py`'s.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-from kinetis_mcp_docs.installer import directory
-from kinetis_mcp_docs.installer.advice import (
+from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
+from kinetis_mcp_docs.installer.clients.known import CLIENTS
+from kinetis_mcp_docs.installer.clients.registration import Registration
+from kinetis_mcp_docs.installer.clients.scope import other_scope
+from kinetis_mcp_docs.installer.commands.status_report import (
+    ClientStatus,
+    EnvironmentStatus,
+    InstallStatus,
+    PageRead,
+    Problem,
+    Status,
+)
+from kinetis_mcp_docs.installer.envs.links import current_environment, previous_environment
+from kinetis_mcp_docs.installer.envs.metadata import environment_version
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.install_dir.advice import (
     from_checkout,
     install_here,
     kinetis_docs,
-    server_account,
 )
-from kinetis_mcp_docs.installer.environment import (
-    current_environment,
-    environment_version,
-    previous_environment,
+from kinetis_mcp_docs.installer.install_dir.ownership import (
+    Found,
+    Refusal,
+    ownership,
+    resolve_directory,
 )
-from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
+from kinetis_mcp_docs.installer.install_dir.safety import install_problem
+from kinetis_mcp_docs.installer.install_dir.throttle import (
+    WINDOW_SECONDS,
+    is_due,
+    read_failure,
+    read_last_check,
+)
 from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
-from kinetis_mcp_docs.installer.package_source import PackageSource, read_source
-from kinetis_mcp_docs.installer.registration import (
-    CLIENTS,
-    SERVER_NAME,
-    Client,
-    Registration,
-    other_scope,
-)
-from kinetis_mcp_docs.installer.smoke import (
+from kinetis_mcp_docs.installer.server_check.verification import (
     INDEX_URI,
     READ_FAILED,
     ServerCheckFailed,
     read_hint,
     verify_server,
 )
-from kinetis_mcp_docs.installer.throttle import (
-    WINDOW_SECONDS,
-    is_due,
-    read_failure,
-    read_last_check,
-)
 
 # A day past due, with a failure recorded since: the starts of that day tried and failed.
 OVERDUE_SECONDS = 2 * WINDOW_SECONDS
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Something that keeps a client from reading pages, and the command that fixes it."""
-
-    problem: str
-    fix: str
-
-
-@dataclass(frozen=True)
-class PageRead:
-    """One page read through a registered command."""
-
-    ok: bool
-    detail: str
-    stderr_file: str | None = None
-
-
-@dataclass(frozen=True)
-class ClientStatus:
-    """What one client's CLI reports, and whether its registration reads pages."""
-
-    client: str
-    cli: str | None
-    registered: bool = False
-    command: list[str] | None = None
-    # Names only: a recorded value may carry credentials (a mirror URL, say).
-    recorded_variables: list[str] = field(default_factory=list)
-    install_directory: str | None = None
-    runs_this_install: bool = False
-    pages: str | None = None
-    reported_status: str | None = None
-    # Claude Code's scope as it says it; None for Codex, which has none.
-    scope: str | None = None
-    # stdio, or http / sse / streamable_http with its URL and the names of its headers.
-    transport: str | None = None
-    url: str | None = None
-    headers: list[str] = field(default_factory=list)
-    # The registration in words: its command, or what it is when it runs none.
-    description: str | None = None
-    page_read: PageRead | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class EnvironmentStatus:
-    """One environment of the install: where, and the version it holds."""
-
-    path: str
-    version: str | None
-
-
-@dataclass(frozen=True)
-class InstallStatus:
-    """The install directory: what is there, and its update state (times in UTC)."""
-
-    path: str
-    chosen_by: str
-    state: str  # installed, absent, empty or not-ours
-    detail: str
-    current: EnvironmentStatus | None = None
-    previous: EnvironmentStatus | None = None
-    last_update_check: str | None = None
-    # None: due, so the next client start checks.
-    next_update_check: str | None = None
-    # A client start's failed update since the last good one: when, and why.
-    last_failed_update: str | None = None
-    last_failure: str | None = None
-    # Where pip looks for it (setup's record; None for an install made before it existed),
-    # and the checkout a source install is set up from again.
-    package_source: str | None = None
-    source_checkout: str | None = None
-
-
-@dataclass(frozen=True)
-class Status:
-    """Everything `kinetis-docs status` reports."""
-
-    install: InstallStatus
-    clients: list[ClientStatus]
-    problems: list[Problem]
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def as_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, **asdict(self)}
-
-
 def gather_status(environ: Mapping[str, str]) -> Status:
     """Examine the install directory and both clients; see the module's docstring."""
-    root = directory.resolve_directory(environ)
+    root = resolve_directory(environ)
     problems: list[Problem] = []
     checkout = _checkout(root)
     clients = [_client_status(client, root, environ, problems, checkout) for client in CLIENTS]
@@ -179,7 +95,7 @@ def gather_status(environ: Mapping[str, str]) -> Status:
 
 def _checkout(root: Path) -> Path | None:
     """The checkout `root` is a source install of, for the commands status names."""
-    if not isinstance(directory.ownership(root), directory.Found):
+    if not isinstance(ownership(root), Found):
         return None
     try:
         source = read_source(InstallLayout(root))
@@ -267,7 +183,7 @@ def _read_page(
     try:
         version = verify_server(registration.argv, env)
     except ServerCheckFailed as failure:
-        detail = server_account(failure)
+        detail = failure.account()
         # A pages directory that is gone or unreadable may stop the server at start.
         if failure.problem.code == READ_FAILED or registration.pages is not None:
             fix = f"{read_hint(registration.pages)}, then run `{setup}`"
@@ -285,17 +201,17 @@ def _install_status(
     root: Path, environ: Mapping[str, str], clients: list[ClientStatus], problems: list[Problem]
 ) -> InstallStatus:
     chosen_by = DIR_ENVIRONMENT_VARIABLE if environ.get(DIR_ENVIRONMENT_VARIABLE) else "default"
-    found = directory.ownership(root)
-    if isinstance(found, directory.Refusal):
+    found = ownership(root)
+    if isinstance(found, Refusal):
         fix = found.fix or f"set {DIR_ENVIRONMENT_VARIABLE} to the install directory you mean"
         problems.append(Problem(f"{root} is not an install of this tool: {found.reason}", fix))
         return InstallStatus(os.fspath(root), chosen_by, "not-ours", found.reason)
-    if found is not directory.Found.OURS:
+    if found is not Found.OURS:
         problems.append(Problem(f"Nothing is installed in {root}", _install_fix(root, clients)))
-        detail = "it does not exist" if found is directory.Found.ABSENT else "it is empty"
+        detail = "it does not exist" if found is Found.ABSENT else "it is empty"
         return InstallStatus(os.fspath(root), chosen_by, found.value, detail)
     layout = InstallLayout(root)
-    unsafe = directory.install_problem(layout)
+    unsafe = install_problem(layout)
     if unsafe is not None:
         reason, fix = unsafe
         problems.append(Problem(reason, fix))
@@ -413,85 +329,3 @@ def _environment(env: Path | None) -> EnvironmentStatus | None:
 
 def _utc(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
-
-
-def render(status: Status) -> list[str]:
-    """The report as lines of text for a terminal."""
-    install = status.install
-    chosen = (
-        f"from {DIR_ENVIRONMENT_VARIABLE}"
-        if install.chosen_by == DIR_ENVIRONMENT_VARIABLE
-        else f"the default; {DIR_ENVIRONMENT_VARIABLE} chooses another"
-    )
-    lines = [f"Install directory: {install.path} ({chosen})"]
-    lines.append(f"  State: {install.state}: {install.detail}")
-    if install.state == "installed":
-        lines.append(f"  Current: {_shown(install.current)}")
-        lines.append(f"  Previous: {_shown(install.previous)}")
-        lines.append(f"  Last update check: {install.last_update_check or 'none recorded'}")
-        if install.last_failed_update is not None:
-            lines.append(
-                f"  Last failed update: {install.last_failed_update}: {install.last_failure}"
-            )
-        due = (
-            f"at the first client start after {install.next_update_check}"
-            if install.next_update_check
-            else "due: the next client start checks"
-        )
-        lines.append(f"  Next update check: {due}")
-        if install.package_source is not None:
-            lines.append(f"  Package source: {install.package_source}")
-        if install.source_checkout is not None:
-            checkout = Path(install.source_checkout)
-            lines.append(
-                f"  Source checkout: {checkout}; it takes the checkout's changes with "
-                f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
-            )
-    for client in status.clients:
-        lines.extend(_client_lines(client))
-    if status.ok:
-        lines.append("No problems: every client registered to this install reads its pages.")
-        return lines
-    count = len(status.problems)
-    lines.append(f"{count} problem{'s' if count > 1 else ''}:")
-    for problem in status.problems:
-        lines.append(f"  - {problem.problem}")
-        lines.append(f"    Fix: {problem.fix}")
-    return lines
-
-
-def _shown(env: EnvironmentStatus | None) -> str:
-    if env is None:
-        return "none"
-    return f"kinetis-mcp-docs {env.version or '(version unreadable)'} in {env.path}"
-
-
-def _client_lines(client: ClientStatus) -> list[str]:
-    if client.cli is None:
-        return [f"{client.client}: its CLI is not on PATH"]
-    if client.error is not None:
-        return [f"{client.client}: {client.error}"]
-    if not client.registered:
-        return [f"{client.client}: no {SERVER_NAME} registration"]
-    if client.command is None:
-        lines = [f"{client.client}: {SERVER_NAME} is {client.description}, not this install"]
-    else:
-        if client.runs_this_install:
-            where = "runs this install"
-        elif client.install_directory is not None:
-            where = f"runs the install in {client.install_directory}"
-        else:
-            where = "runs a command this installer did not write"
-        pages = client.pages or "the Kinetis repository"
-        lines = [f"{client.client}: {SERVER_NAME} {where}, with pages from {pages}"]
-        lines.append(f"  Command: {shlex.join(client.command)}")
-    if client.scope is not None and not client.scope.startswith("User"):
-        lines.append(f"  Scope: {client.scope}")
-    if client.recorded_variables:
-        lines.append(f"  Recorded variables: {', '.join(client.recorded_variables)}")
-    if client.reported_status is not None:
-        lines.append(f"  {client.client} reports: {client.reported_status}")
-    if client.page_read is not None:
-        verdict = "ok" if client.page_read.ok else "FAILED"
-        lines.append(f"  Page read: {verdict}: {client.page_read.detail}")
-    return lines

@@ -27,13 +27,15 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer import directory, registration
-from kinetis_mcp_docs.installer.advice import kinetis_docs
+from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
+from kinetis_mcp_docs.installer.clients.known import CLIENTS, client_named
+from kinetis_mcp_docs.installer.clients.scope import hiding_registration, other_scope
 from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs
+from kinetis_mcp_docs.installer.install_dir.lock import update_lock
+from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
+from kinetis_mcp_docs.installer.install_dir.removal import leftovers, remove_install
 from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.lock import update_lock
-from kinetis_mcp_docs.installer.registration import SERVER_NAME, Client
-from kinetis_mcp_docs.installer.removal import leftovers, remove_install
 
 _VERB = "remove"
 
@@ -51,9 +53,9 @@ def run_uninstall(
     not be checked.
     """
     environ = dict(os.environ if environ is None else environ)
-    client = registration.client_named(client_name)
-    root = directory.resolve_directory(environ)
-    layout = directory.owned_install(root, _VERB)
+    client = client_named(client_name)
+    root = resolve_directory(environ)
+    layout = owned_install(root, _VERB)
     cli = client.cli_on_path()
     if cli is None:
         raise InstallerError(
@@ -66,7 +68,7 @@ def run_uninstall(
         say(f"Nothing is installed in {root}")
         return
     again = kinetis_docs(root, "uninstall", *client.arguments)
-    for other in registration.CLIENTS:
+    for other in CLIENTS:
         if other is not client and _still_runs(other, root, again, say):
             return
     _remove(layout, say)
@@ -89,7 +91,7 @@ def _unregister(client: Client, cli: str, root: Path) -> str:
         raise InstallerError(f"{error.message} {unchanged}") from error
     if existing is None:
         return f"{client.label} has no {SERVER_NAME} registration"
-    scoped = registration.other_scope(client, existing)
+    scoped = other_scope(client, existing)
     if scoped is not None and existing.scope_name == "local":
         raise InstallerError(
             f"{scoped.what}. Remove it with {scoped.remove}, then run uninstall again: it "
@@ -139,7 +141,7 @@ def _still_runs(client: Client, root: Path, again: str, say: Callable[[str], Non
             f"{kept}: {error.message.rstrip('.')}. Once `{client.check_hint()}` works in this "
             f"shell, run `{again}` again."
         ) from error
-    hiding = registration.hiding_registration(client, existing)
+    hiding = hiding_registration(client, existing)
     if hiding is not None:
         raise InstallerError(
             f"{kept}: {hiding.what}, which hides the user-scope one. Remove it with "
@@ -159,7 +161,7 @@ def _remove(layout: InstallLayout, say: Callable[[str], None]) -> None:
     """Under the lock, and only while the marker still proves it ours: remove the install."""
     root = layout.root
     with update_lock(layout.lock, on_wait=lambda: say(f"Waiting for another update of {root}")):
-        if directory.owned_install(root, _VERB) is None:
+        if owned_install(root, _VERB) is None:
             say(f"Nothing is installed in {root}")
             return
         left = remove_install(layout)

@@ -1,4 +1,4 @@
-"""Which directory setup installs into, and whether it may write there.
+"""Which directory an install lives in, and whether it is ours.
 
 The directory is `KINETIS_MCP_DOCS_DIR`, or `~/.kinetis-mcp-docs` — the reference's default,
 kept on Linux and macOS, where a dot-directory in the home is the convention for a tool's
@@ -11,23 +11,9 @@ or carry `.kinetis-mcp-docs` as a regular file holding exactly the one line setu
 directory is refused whatever it holds, even nothing: it holds the client's own files, and
 the default install directory, whose name is the marker's. It only ever reads (`lstat`,
 never following the marker), so a mistyped path — a home directory, a checkout — is left
-exactly as it was. Setup refuses such a path (`inspect_directory`), and so do `update` and
-`uninstall` (`owned_install`).
-
-Ownership is not enough to write there: `install_problem` also refuses an install
-directory, its `envs`, or the environment `current` or `previous` points at, that other
-users can write to — any of them could then change what a client runs, or what a rollback
-would run — naming the `chmod -R` that fixes the whole directory, as ssh refuses a
-writable key (an install made by an earlier version under umask 000 is writable
-throughout); and
-refuses an entry of the layout that is not of the type setup writes (a `current` that is a
-directory, an `envs` that is a file, a lock that is a symlink, ...), before anything is
-written. What setup creates is never writable by others, whatever the umask.
-
-A failed first install leaves what was found: `roll_back` removes a directory setup
-created (and any parents it had to create) and re-empties a directory that was empty.
-An install over a directory already ours is never rolled back: its previous environment
-is still the one that serves.
+exactly as it was. Setup refuses such a path (`safety.inspect_directory`), and so do
+`update` and `uninstall` (`owned_install`). Ownership is not enough to write there: see
+`safety`.
 """
 
 from __future__ import annotations
@@ -36,53 +22,27 @@ import contextlib
 import enum
 import os
 import pwd
-import shlex
-import shutil
 import stat
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.environment import current_environment, previous_environment
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.files import describe, write_atomic
+from kinetis_mcp_docs.installer.install_dir.files import describe
 from kinetis_mcp_docs.installer.layout import (
     DIR_ENVIRONMENT_VARIABLE,
-    DIRECTORY_MODE,
     MARKER_CONTENT,
     MARKER_NAME,
     InstallLayout,
 )
-from kinetis_mcp_docs.installer.names import (
-    CURRENT_NAME,
-    ENVS_NAME,
-    LAST_CHECK_NAME,
-    LAST_FAILURE_NAME,
-    LOCK_NAME,
-    PREVIOUS_NAME,
-    REQUIREMENTS_NAME,
-    SOURCE_NAME,
-)
 
 DEFAULT_DIRECTORY_NAME = ".kinetis-mcp-docs"
-_MARKER_BYTES = MARKER_CONTENT.encode()
-_WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
-# Each name of the layout, the type setup gives it, and what it holds, for a message.
-_ENTRIES: list[tuple[str, Callable[[int], bool], str]] = [
-    (ENVS_NAME, stat.S_ISDIR, "its environments (a directory)"),
-    (CURRENT_NAME, stat.S_ISLNK, "the link to the environment that serves"),
-    (PREVIOUS_NAME, stat.S_ISLNK, "the link to the environment before it"),
-    (LOCK_NAME, stat.S_ISREG, "its update lock (a regular file)"),
-    (LAST_CHECK_NAME, stat.S_ISREG, "the time of its last update (a regular file)"),
-    (LAST_FAILURE_NAME, stat.S_ISREG, "the time of its last failed update (a regular file)"),
-    (REQUIREMENTS_NAME, stat.S_ISREG, "the requirement it installs (a regular file)"),
-    (SOURCE_NAME, stat.S_ISREG, "where it installs from (a regular file)"),
-]
+MARKER_BYTES = MARKER_CONTENT.encode()
 
 
 class Found(enum.Enum):
-    """What `inspect_directory` found at an acceptable path."""
+    """What `ownership` found at an acceptable path."""
 
     ABSENT = "absent"
     EMPTY = "empty"
@@ -165,23 +125,6 @@ def ownership(root: Path) -> Found | Refusal:
     return Found.OURS if refusal is None else refusal
 
 
-def inspect_directory(root: Path) -> Found:
-    """Whether setup may install into `root`; raises `InstallerError` when it may not.
-
-    `ownership`, then — for a directory that exists — `install_problem`. Reads only.
-    """
-    found = ownership(root)
-    if isinstance(found, Refusal):
-        raise refused(root, found, "install into")
-    if found is Found.ABSENT:
-        return found
-    problem = install_problem(InstallLayout(root))
-    if problem is not None:
-        reason, fix = problem
-        raise refused(root, Refusal(reason, f"{fix} and run setup again"), "install into")
-    return found
-
-
 def owned_install(root: Path, verb: str) -> InstallLayout | None:
     """The install at `root`, None when nothing is installed there (absent or empty).
 
@@ -240,74 +183,6 @@ def _some(names: list[str], shown: int = 3) -> str:
     return f"{listed} and {more} more" if more > 0 else listed
 
 
-def install_problem(layout: InstallLayout) -> tuple[str, str] | None:
-    """What makes an owned install directory unsafe to write, and its fix; None if nothing.
-
-    Reads only, never following a link under the directory.
-    """
-    root = layout.root
-    try:
-        mode = root.stat().st_mode
-    except OSError as error:
-        return f"{root} cannot be examined ({error.strerror})", "check that path"
-    if mode & _WRITABLE_BY_OTHERS:
-        return _writable(root, root, mode)
-    for name, wanted, holds in _ENTRIES:
-        entry = root / name
-        try:
-            mode = entry.lstat().st_mode
-        except FileNotFoundError:
-            continue
-        except OSError as error:
-            return f"{entry} cannot be examined ({error.strerror})", "check that path"
-        if not wanted(mode):
-            found = describe(mode)
-            return (
-                f"{entry} is {found}, where this installer keeps {holds}",
-                f"move {shlex.quote(os.fspath(entry))} out of the way",
-            )
-        if stat.S_ISDIR(mode) and mode & _WRITABLE_BY_OTHERS:
-            return _writable(root, entry, mode)
-    return _writable_environment(layout)
-
-
-def _writable_environment(layout: InstallLayout) -> tuple[str, str] | None:
-    """The problem with an environment `current` or `previous` runs that others can write."""
-    for link, env in (
-        (CURRENT_NAME, current_environment(layout)),
-        (PREVIOUS_NAME, previous_environment(layout)),
-    ):
-        if env is None:
-            continue
-        try:
-            mode = env.lstat().st_mode
-        except OSError as error:
-            return f"{env} cannot be examined ({error.strerror})", "check that path"
-        if mode & _WRITABLE_BY_OTHERS:
-            return _writable(layout.root, env, mode, f", the environment {link} points at,")
-    return None
-
-
-def check_install(layout: InstallLayout) -> None:
-    """`install_problem` as an `InstallerError`, for the update."""
-    problem = install_problem(layout)
-    if problem is not None:
-        reason, fix = problem
-        raise InstallerError(f"{reason}; {fix} and try again.")
-
-
-def _writable(root: Path, path: Path, mode: int, which: str = "") -> tuple[str, str]:
-    """`path` (under `root`, or `root` itself) is writable by others; the fix is recursive:
-    what made it so (a umask of 000, say) usually made everything below it so too."""
-    return (
-        (
-            f"{path}{which} is writable by other users (mode {stat.S_IMODE(mode):04o}), so "
-            "any of them could change what your client runs"
-        ),
-        f"fix it with `chmod -R go-w {shlex.quote(os.fspath(root))}`",
-    )
-
-
 def _check_marker(marker: Path) -> Refusal | None:
     """Why `marker` is not the marker this tool writes; None when it is."""
     try:
@@ -332,74 +207,11 @@ def _check_marker(marker: Path) -> Refusal | None:
             # The file read must be the one examined: a swap for a symlink in between
             # shows as another inode.
             opened = os.fstat(file.fileno())
-            content = file.read(len(_MARKER_BYTES) + 1)
+            content = file.read(len(MARKER_BYTES) + 1)
     except OSError as error:
         return Refusal(f"its {MARKER_NAME} marker cannot be read ({error})")
     if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino):
         return Refusal(f"its {MARKER_NAME} changed while it was being examined")
-    if content != _MARKER_BYTES:
+    if content != MARKER_BYTES:
         return Refusal(f"its {MARKER_NAME} does not hold the marker this tool writes")
     return None
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A directory setup has made its own, and how to undo that."""
-
-    root: Path
-    found: Found
-    created: Path | None  # the top-most directory setup created, when it created any
-
-    @property
-    def first_install(self) -> bool:
-        return self.found is not Found.OURS
-
-
-def claim_directory(root: Path, found: Found) -> Claim:
-    """Create `root` if needed and write the marker; `found` is `inspect_directory`'s answer."""
-    if found is Found.OURS:
-        return Claim(root, found, None)
-    created = None
-    try:
-        if found is Found.ABSENT:
-            created = _make_directories(root)
-        write_atomic(os.fspath(root / MARKER_NAME), _MARKER_BYTES)
-    except OSError as error:
-        claim = Claim(root, found, created)
-        roll_back(claim)
-        raise InstallerError(
-            f"Could not create the install directory {root} ({error.strerror or error}). "
-            f"Choose a writable location with {DIR_ENVIRONMENT_VARIABLE}."
-        ) from error
-    return Claim(root, found, created)
-
-
-def _make_directories(root: Path) -> Path:
-    """Create `root` and its missing parents, each `DIRECTORY_MODE`; the top-most created."""
-    missing = [root]
-    for parent in root.parents:
-        if os.path.lexists(parent):
-            break
-        missing.append(parent)
-    try:
-        for directory in reversed(missing):
-            # Not `mkdir(parents=True)`: it makes the parents 0o777 less the umask.
-            directory.mkdir(mode=DIRECTORY_MODE)
-    except FileExistsError as error:
-        # Someone else made it since it was inspected: not ours to write or remove.
-        raise InstallerError(
-            f"{error.filename} appeared while setup was running; run setup again."
-        ) from None
-    return missing[-1]
-
-
-def roll_back(claim: Claim) -> None:
-    """Return a first install's directory to what was found; an owned one is left alone."""
-    if claim.found is Found.ABSENT and claim.created is not None:
-        shutil.rmtree(claim.created, ignore_errors=True)
-    elif claim.found is Found.EMPTY:
-        for entry in claim.root.iterdir():
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)

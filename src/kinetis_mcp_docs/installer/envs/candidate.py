@@ -2,43 +2,42 @@
 
 Setup and the daily update both write
 
-    with candidate(layout, pip_arguments, deadline=..., compile_beside=...) as new:
+    with candidate(layout, pip_arguments, deadline=...) as new:
         version = new.check(deadline=..., expected=...)
+        new.switch()
 
-The environment is built on entry; the block checks it; leaving the block normally
-switches `current` to it (the one before becomes `previous`, older ones are pruned) and
-records the time in `.last-update-check`. Leaving it with any exception — a failed check,
-the deadline, Ctrl-C — discards the new environment instead, unless `current` already
-points at it, and records nothing: the environment that served before still serves.
-Must run under the update lock.
+The environment is built on entry. The block checks it, then switches `current` to it
+(the one before becomes `previous`, older ones are pruned), and may go on with it serving:
+setup verifies and registers it there. Leaving the block with any exception — a failed
+check, the deadline, Ctrl-C — discards the new environment unless the block had switched
+to it, and so does leaving it without having switched: the environment that served before
+still serves. Must run under the update lock up to the switch; what follows it needs none.
 
 pip installs with `--no-compile`, which was half of its time; the new environment is
-byte-compiled by a process of its own (`bytecode.py`): beside the check for setup, which
-waits for it before returning (`Candidate.finish`), or after the switch, detached, for the
-update, whose spawn then becomes the new server.
+byte-compiled by a process of its own (`bytecode.py`). Given `compile_wait` (setup), the
+compile runs beside the block from the build on, and leaving the block waits up to that
+many seconds for it (an exception stops it instead): nothing of it outlives the block.
+Without (the update, whose spawn then becomes the new server), it starts after the switch,
+detached.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.bytecode import BackgroundCompile, compile_detached
 from kinetis_mcp_docs.installer.children import remaining, scrubbed_environment
-from kinetis_mcp_docs.installer.environment import (
-    build_environment,
-    current_environment,
-    discard,
-    switch_to,
-)
+from kinetis_mcp_docs.installer.envs.build import build_environment
+from kinetis_mcp_docs.installer.envs.built import discard
+from kinetis_mcp_docs.installer.envs.bytecode import BackgroundCompile, compile_detached
+from kinetis_mcp_docs.installer.envs.environment import Environment
+from kinetis_mcp_docs.installer.envs.links import switch_to
+from kinetis_mcp_docs.installer.envs.pip import PLAIN, PipRun
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import SERVER_MODULE, START_MODULE, InstallLayout
-from kinetis_mcp_docs.installer.pip import PLAIN, PipRun
-from kinetis_mcp_docs.installer.smoke import OFFLINE_CHECK, run_exchange
-from kinetis_mcp_docs.installer.throttle import clear_failure, record_check
+from kinetis_mcp_docs.installer.server_check.verification import OFFLINE_CHECK, run_exchange
 
 # The offline check starts an interpreter and imports the server: seconds, not more.
 CHECK_TIMEOUT_SECONDS = 20.0
@@ -63,12 +62,14 @@ MANUAL_DEADLINE_SECONDS = 600.0
 
 
 class Candidate:
-    """A new environment, built beside the one that serves and not yet switched to."""
+    """A new environment, built beside the one that serves, until the block switches to it."""
 
-    def __init__(self, layout: InstallLayout, env: Path, compiling: BackgroundCompile | None):
-        self.layout = layout
-        self.env = env
+    def __init__(
+        self, layout: InstallLayout, env: Path, compiling: BackgroundCompile | None = None
+    ) -> None:
+        self.environment = Environment(layout, env)
         self._compiling = compiling
+        self.switched = False
 
     def check(self, *, deadline: float | None, expected: str | None = None) -> str:
         """Run what a client spawn of it runs, offline, as strictly as setup verifies;
@@ -88,7 +89,7 @@ class Candidate:
             scrubbed_environment(),
             OFFLINE_CHECK,
             timeout=timeout,
-            cwd=self.layout.root,
+            cwd=self.environment.layout.root,
             failure="The new environment's server failed its check",
         )
         if expected is not None and version != expected:
@@ -99,14 +100,19 @@ class Candidate:
 
     def check_argv(self) -> list[str]:
         """The command `check` runs: the new environment's interpreter on `SPAWN_CHECK`."""
-        return [os.fspath(self.layout.python(self.env)), "-I", "-c", SPAWN_CHECK]
+        return [os.fspath(self.environment.python), "-I", "-c", SPAWN_CHECK]
 
-    def finish(self, *, timeout: float) -> None:
+    def switch(self) -> None:
+        """Make it the environment that serves (`links.switch_to`). Under the update lock."""
+        switch_to(self.environment.layout, self.environment.path)
+        self.switched = True
+
+    def _finish(self, timeout: float) -> None:
         """Wait up to `timeout` seconds for the byte-compile beside it; stop it past that."""
         if self._compiling is not None:
             self._compiling.finish(timeout=timeout)
 
-    def stop(self) -> None:
+    def _stop(self) -> None:
         """Stop the byte-compile beside it now (before its environment may be removed)."""
         if self._compiling is not None:
             self._compiling.stop()
@@ -118,31 +124,31 @@ def candidate(
     pip_arguments: Sequence[str],
     *,
     deadline: float | None,
-    compile_beside: bool,
+    compile_wait: float | None = None,
     pip: PipRun = PLAIN,
 ) -> Iterator[Candidate]:
     """Build a new environment from `pip install --no-compile <pip_arguments>`; see above.
 
-    pip runs as `pip` says: in this process's environment by default.
-
-    `deadline` is a `time.monotonic()` value bounding the build (and, through
-    `Candidate.check`, the check). With `compile_beside`, the byte-compile starts as soon
-    as the environment is built and the caller must end it with `Candidate.finish` or
-    `Candidate.stop`; otherwise it starts detached after the switch.
+    pip runs as `pip` says: in this process's environment by default. `deadline` is a
+    `time.monotonic()` value bounding the build (and, through `Candidate.check`, the check).
+    With `compile_wait`, the byte-compile runs beside the block and leaving it waits up to
+    that many seconds for it; otherwise it starts detached once the block has switched.
     """
     env = build_environment(layout, ["--no-compile", *pip_arguments], deadline=deadline, pip=pip)
-    new = Candidate(layout, env, None)
+    new = Candidate(layout, env)
     try:
-        if compile_beside:
-            new = Candidate(layout, env, BackgroundCompile(layout, env))
+        if compile_wait is not None:
+            new = Candidate(layout, env, BackgroundCompile(new.environment))
         yield new
-        switch_to(layout, env)
-        record_check(layout.last_update_check, time.time())
-        clear_failure(layout.last_update_failure)
     except BaseException:
-        new.stop()
-        if current_environment(layout) != env:
+        new._stop()
+        if not new.switched:
             discard(env)
         raise
-    if not compile_beside:
-        compile_detached(layout, env)
+    if not new.switched:
+        new._stop()
+        discard(env)
+    elif compile_wait is not None:
+        new._finish(compile_wait)
+    else:
+        compile_detached(new.environment)

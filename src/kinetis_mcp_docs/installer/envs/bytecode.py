@@ -7,7 +7,7 @@ left uncompiled is compiled on its first import, so a failure here is no install
 
 A compile writes into the environment for seconds, and may outlive the process that
 started it (a SIGKILLed setup, or by design after an update). So it runs holding the
-environment (`environment.hold`): the hold is taken before the compile starts and passed
+environment (`built.hold`): the hold is taken before the compile starts and passed
 to it with its descriptor, and lasts until its last worker exits. `prune` and `discard`
 leave a held environment alone, so a compile can never re-create, as a directory of
 bytecode, an environment a later run removed.
@@ -20,18 +20,18 @@ import subprocess
 from pathlib import Path
 
 from kinetis_mcp_docs.installer import children
-from kinetis_mcp_docs.installer.environment import hold
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from kinetis_mcp_docs.installer.envs.built import hold
+from kinetis_mcp_docs.installer.envs.environment import Environment
 
 
-def _compile_argv(layout: InstallLayout, env: Path) -> list[str]:
+def _compile_argv(environment: Environment) -> list[str]:
     # One worker, in the compile's own process. A pool (`-j0`) is a multiprocessing pool,
     # which on Python 3.12+ keeps a socket directory in the temporary directory that a
     # stopped compile (a failed verification) leaves behind, and whose socket path can
     # outgrow the AF_UNIX limit under a long TMPDIR. The compile overlaps the verification,
     # so the second core bought setup about 0.1 s of 2.7 (`nox -s bench -- --only setup`).
-    python = os.fspath(layout.python(env))
-    return [python, "-I", "-m", "compileall", "-q", "-j1", os.fspath(env / "lib")]
+    python = os.fspath(environment.python)
+    return [python, "-I", "-m", "compileall", "-q", "-j1", os.fspath(environment.path / "lib")]
 
 
 def _held(env: Path) -> int:
@@ -48,12 +48,12 @@ class BackgroundCompile:
     wait mostly on other processes; setup waits for the compile before it returns.
     """
 
-    def __init__(self, layout: InstallLayout, env: Path) -> None:
-        self._env = env
-        fd = _held(env)
+    def __init__(self, environment: Environment) -> None:
+        self._env = environment.path
+        fd = _held(self._env)
         try:
             self._process: subprocess.Popen[bytes] | None = children.start(
-                _compile_argv(layout, env),
+                _compile_argv(environment),
                 env=children.scrubbed_environment(),
                 pass_fds=[fd],
             )
@@ -78,8 +78,8 @@ class BackgroundCompile:
             os.close(fd)
 
 
-def compile_detached(layout: InstallLayout, env: Path) -> None:
-    """Byte-compile `env` in a process that outlives this one; return once it has started.
+def compile_detached(environment: Environment) -> None:
+    """Byte-compile `environment` in a process that outlives this one; return once it has started.
 
     For the spawn-time update, which installs with `--no-compile` to stay well inside its
     deadline and then hands its process over to the new server: the compile must not be
@@ -87,12 +87,12 @@ def compile_detached(layout: InstallLayout, env: Path) -> None:
     the server starting beside it keep a core.
     """
     try:
-        fd = _held(env)
+        fd = _held(environment.path)
     except OSError:
         return
     try:
         children.detach(
-            _compile_argv(layout, env),
+            _compile_argv(environment),
             env=children.scrubbed_environment(),
             pass_fds=[fd],
         )

@@ -36,7 +36,7 @@ from filelock import FileLock, Timeout
 
 from kinetis_mcp_docs.installer.children import child_umask
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.files import FILE_MODE, describe
+from kinetis_mcp_docs.installer.install_dir.files import FILE_MODE, describe
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kinetis_mcp_docs import PROTOCOL_VERSION
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.exchange import Transcript, exchange
-from kinetis_mcp_docs.server.methods import PROTOCOL_VERSION
+from kinetis_mcp_docs.installer.server_check.exchange import Transcript, exchange
 
 INDEX_URI = "kinetis://docs/index"
 # A page read may take the fetch's own 30-second deadline; the start-up and the other
@@ -68,6 +68,18 @@ class ServerCheckFailed(InstallerError):
         if self.last_stderr_line:
             return f"The server's last line on stderr: {self.last_stderr_line}"
         return "The server wrote nothing to stderr."
+
+    def account(self) -> str:
+        """The first problem, the server's last line on stderr (usually the real cause:
+        `--docs-dir ...: not a directory`, a traceback's last line), and where the whole of
+        its stderr is kept."""
+        said = self.last_stderr_line
+        if self.stderr_file is None or not said:
+            return f"{self.problem.text}. {self.where_stderr()}"
+        return (
+            f"{self.problem.text}; the server's last line on stderr: {said} "
+            f"(all of its stderr is in {self.stderr_file})."
+        )
 
 
 def read_hint(pages: str | os.PathLike[str] | None) -> str:

@@ -1,9 +1,10 @@
 """Talk to a stdio MCP server the way a client does, bounded in time.
 
-Used by `smoke`: the offline check of a freshly built environment and setup's four-message
-verification. Every frame is written, the answers to the requests are awaited, then stdin is
-closed and stdout read to its end, so a frame the server should not have sent (an answer to
-a notification) is seen too. Nothing here interprets the answers beyond JSON.
+Used by `verification`: the offline check of a freshly built environment and setup's
+four-message verification. Every frame is written, the answers to the requests are
+awaited, then stdin is closed and stdout read to its end, so a frame the server should not
+have sent (an answer to a notification) is seen too. Nothing here interprets the answers
+beyond JSON.
 """
 
 from __future__ import annotations

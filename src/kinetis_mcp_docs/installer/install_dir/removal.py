@@ -22,11 +22,11 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.environment import discard_environments, named_as_built
+from kinetis_mcp_docs.installer.envs.built import discard_environments, named_as_built
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.names import MARKER_NAME
 
-# What `files.write_atomic` and `environment.switch_to` leave beside a name when killed.
+# What `files.write_atomic` and `links.switch_to` leave beside a name when killed.
 _TEMPORARY = re.compile(r"(.+)\.tmp-[0-9a-f]{8}")
 
 

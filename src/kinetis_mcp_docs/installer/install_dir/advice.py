@@ -1,4 +1,4 @@
-"""What the installer tells a user to run, and what a failed server said about itself.
+"""What the installer tells a user to run.
 
 No install puts `kinetis-docs` on PATH: `pipx run` and `nox -s setup_from_source` leave no
 command behind. The command that looks after an install is that install's own,
@@ -16,14 +16,13 @@ import os
 import shlex
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.directory import resolve_directory
+from kinetis_mcp_docs.installer.install_dir.ownership import resolve_directory
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.names import (
     COMMAND_NAME,
     DIR_ENVIRONMENT_VARIABLE,
     PAGES_ENVIRONMENT_VARIABLE,
 )
-from kinetis_mcp_docs.installer.smoke import ServerCheckFailed
 
 # What installs from a clone of this project, run in it (the README's first command).
 SESSION = ".venv/bin/nox -s setup_from_source"
@@ -71,16 +70,3 @@ def install_here(root: Path, *arguments: str) -> str:
 
 def _directory_setting(root: Path) -> str:
     return f"{DIR_ENVIRONMENT_VARIABLE}={shlex.quote(os.fspath(root))}"
-
-
-def server_account(failure: ServerCheckFailed) -> str:
-    """The first problem of a failed exchange, the server's last line on stderr (usually the
-    real cause: `--docs-dir ...: not a directory`, a traceback's last line), and where the
-    whole of its stderr is kept."""
-    said = failure.last_stderr_line
-    if failure.stderr_file is None or not said:
-        return f"{failure.problem.text}. {failure.where_stderr()}"
-    return (
-        f"{failure.problem.text}; the server's last line on stderr: {said} "
-        f"(all of its stderr is in {failure.stderr_file})."
-    )

@@ -28,7 +28,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.files import read_regular, write_atomic
+from kinetis_mcp_docs.installer.install_dir.files import read_regular, write_atomic
 from kinetis_mcp_docs.installer.layout import InstallLayout
 
 # What chooses where pip looks for packages, and how it trusts an index: the variables

@@ -17,7 +17,11 @@ from __future__ import annotations
 import math
 import os
 
-from kinetis_mcp_docs.installer.files import read_regular, write_atomic
+from kinetis_mcp_docs.installer.install_dir.files import read_regular, write_atomic
+
+TYPE_CHECKING = False  # `typing` stays off the spawn path; mypy honours the name
+if TYPE_CHECKING:
+    from kinetis_mcp_docs.installer.layout import InstallLayout
 
 WINDOW_SECONDS = 86_400.0
 _MAX_BYTES = 64
@@ -95,3 +99,12 @@ def clear_failure(path: str | os.PathLike[str]) -> None:
         os.unlink(path)  # noqa: PTH108 - see above
     except OSError:
         pass
+
+
+def record_success(layout: InstallLayout, now: float) -> None:
+    """An install or an update succeeded at `now`: record its time, forget a failure since.
+
+    Raises `OSError` when the time cannot be written.
+    """
+    record_check(layout.last_update_check, now)
+    clear_failure(layout.last_update_failure)

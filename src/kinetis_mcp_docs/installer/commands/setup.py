@@ -2,10 +2,12 @@
 
 The steps run in the order the contract gives, each announced on one line of stdout;
 pip's output goes to stderr. Nothing is written before the prerequisites are checked and
-the directory is proven ours (and safe: `directory.install_problem`). The install takes
-the same build-check-switch path as the daily update (`candidate.py`), under the same
+the directory is proven ours (and safe: `safety.install_problem`). The install takes
+the same build-check-switch path as the daily update (`envs/candidate.py`), under the same
 lock, and writes the timestamp only when it succeeded — so the verification spawn, inside
-the update window, neither takes the lock nor checks for an update.
+the update window, neither takes the lock nor checks for an update. The verification and
+the registration run inside the candidate's block, with the lock released: the new
+environment's byte-compile runs beside them, and setup returns once it has finished.
 
 `KINETIS_MCP_DOCS_PAGES=DIR` makes the registered command serve its pages from `DIR`
 (`--docs-dir`, absolute), and the verification reads its page from there: setup then needs
@@ -20,25 +22,37 @@ user-scope one setup adds, is refused there.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shlex
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer import directory, environment, registration
-from kinetis_mcp_docs.installer.advice import kinetis_docs, server_account
-from kinetis_mcp_docs.installer.candidate import MANUAL_DEADLINE_SECONDS, Candidate, candidate
+from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
+from kinetis_mcp_docs.installer.clients.known import client_named
+from kinetis_mcp_docs.installer.clients.registration import Registration
+from kinetis_mcp_docs.installer.clients.scope import hiding_registration, other_scope
+from kinetis_mcp_docs.installer.envs.build import (
+    base_interpreter,
+    running_pip_supports_python_option,
+)
+from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS, candidate
+from kinetis_mcp_docs.installer.envs.pip import PipRun
 from kinetis_mcp_docs.installer.errors import INTERRUPTED_EXIT_CODE, InstallerError
-from kinetis_mcp_docs.installer.files import write_atomic
+from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs
+from kinetis_mcp_docs.installer.install_dir.claim import Claim, claim_directory, roll_back
+from kinetis_mcp_docs.installer.install_dir.files import write_atomic
+from kinetis_mcp_docs.installer.install_dir.lock import update_lock
+from kinetis_mcp_docs.installer.install_dir.ownership import absolute, resolve_directory
+from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
+from kinetis_mcp_docs.installer.install_dir.safety import inspect_directory
+from kinetis_mcp_docs.installer.install_dir.throttle import record_success
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
-from kinetis_mcp_docs.installer.lock import update_lock
 from kinetis_mcp_docs.installer.names import PAGES_ENVIRONMENT_VARIABLE
-from kinetis_mcp_docs.installer.package_source import PackageSource, record_source
-from kinetis_mcp_docs.installer.pip import PipRun
-from kinetis_mcp_docs.installer.smoke import (
+from kinetis_mcp_docs.installer.server_check.verification import (
     READ_FAILED,
     ServerCheckFailed,
     read_hint,
@@ -56,7 +70,7 @@ INDEX_PAGE = "index.md"
 class SetupResult:
     """What setup did, for the caller's last line."""
 
-    client: registration.Client
+    client: Client
     root: Path
     version: str
     argv: list[str]
@@ -75,18 +89,18 @@ def run_setup(
     on Ctrl-C (exit status 130), each saying what was left installed.
     """
     environ = dict(os.environ if environ is None else environ)
-    client = registration.client_named(client_name)
+    client = client_named(client_name)
 
     say(
-        f"Checking prerequisites: the {client.label} CLI and its {registration.SERVER_NAME} "
+        f"Checking prerequisites: the {client.label} CLI and its {SERVER_NAME} "
         "registration, and Python's venv support"
     )
     try:
         cli = client.find_cli()
         check_python()
         pages = pages_directory(environ)
-        root = directory.resolve_directory(environ)
-        found = directory.inspect_directory(root)
+        root = resolve_directory(environ)
+        found = inspect_directory(root)
         existing = existing_registration(client, cli)
     except KeyboardInterrupt:
         raise InstallerError("Interrupted; nothing was written.", INTERRUPTED_EXIT_CODE) from None
@@ -94,40 +108,47 @@ def run_setup(
     argv = layout.start_argv(pages)
     registered_env = client.registered_environment(environ)
     say(f"Installing {REQUIREMENT} into {root}")
-    claim = directory.claim_directory(root, found)
-    new: Candidate | None = None
+    claim = claim_directory(root, found)
+    installed: str | None = None  # the version, once `current` is the new environment
+    verified = registered = False
     try:
         deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
-        installed, new = install(layout, deadline=deadline, say=say, environ=environ)
-        read = f"a page from {pages}" if pages else "a page from the Kinetis repository"
-        say(f"Installed version {installed}; verifying it through the command to register ({read})")
-        version = verify_server(argv, client.launch_environment(environ, registered_env))
+        with installing(layout, deadline=deadline, say=say, environ=environ) as installed:
+            read = f"a page from {pages}" if pages else "a page from the Kinetis repository"
+            say(
+                f"Installed version {installed}; verifying it through the command to register "
+                f"({read})"
+            )
+            version = verify_server(argv, client.launch_environment(environ, registered_env))
+            verified = True
+            _register(client, cli, argv, registered_env, existing=existing, root=root, say=say)
+            registered = True
     except BaseException as error:
-        if new is not None:
-            new.stop()
-        # A failed first install leaves exactly what was found (see directory.py).
+        if verified:
+            # The install stands; only the registration (or the compile's wait) was cut.
+            if isinstance(error, KeyboardInterrupt):
+                raise _interrupted_registering(client, root, registered=registered) from None
+            raise
+        # A failed first install leaves exactly what was found (see claim.py).
         if claim.first_install:
-            directory.roll_back(claim)
-        left = _left_installed(claim, new)
+            roll_back(claim)
+        left = _left_installed(claim, switched=installed is not None)
         if isinstance(error, KeyboardInterrupt):
             raise InstallerError(f"Interrupted. {left}", INTERRUPTED_EXIT_CODE) from None
         if isinstance(error, InstallerError):
             raise InstallerError(f"{_what_failed(error, pages)} {left}", error.exit_code) from error
         raise
-    _register(client, cli, argv, registered_env, existing=existing, new=new, say=say)
     return SetupResult(client, root, version, argv, pages)
 
 
-def existing_registration(
-    client: registration.Client, cli: str
-) -> registration.Registration | None:
+def existing_registration(client: Client, cli: str) -> Registration | None:
     """The registration setup will replace, read before anything is written.
 
     A local-scope `kinetis-docs` for the home directory is refused: it hides the user-scope
     registration setup adds, whose read-back would then show the other one.
     """
     existing = client.registration(cli)
-    hiding = registration.hiding_registration(client, existing)
+    hiding = hiding_registration(client, existing)
     if hiding is not None:
         raise InstallerError(
             f"{hiding.what}. Remove it with {hiding.remove}, then run setup again. Nothing "
@@ -137,42 +158,36 @@ def existing_registration(
 
 
 def _register(
-    client: registration.Client,
+    client: Client,
     cli: str,
     argv: list[str],
     env: Mapping[str, str],
     *,
-    existing: registration.Registration | None,
-    new: Candidate,
+    existing: Registration | None,
+    root: Path,
     say: Callable[[str], None],
 ) -> None:
-    """Replace the registration with the verified command; wait for the byte-compile."""
-    root = new.layout.root
-    registered = False
-    try:
-        say(f"Registering {registration.SERVER_NAME} with {client.label}")
-        notice = replacement_notice(client, existing, root)
-        if notice is not None:
-            say(notice)
-        client.register(cli, argv, env)
-        registered = True
-        new.finish(timeout=COMPILE_TIMEOUT_SECONDS)
-    except KeyboardInterrupt:
-        new.stop()
-        if registered:
-            left = (
-                f"the install in {root} and {client.label}'s registration are complete (what "
-                "was not byte-compiled is compiled when first imported)"
-            )
-        else:
-            left = (
-                f"the verified install stays current in {root}, but {client.label} may be left "
-                f"with no {registration.SERVER_NAME} registration: run setup again"
-            )
-        raise InstallerError(f"Interrupted; {left}.", INTERRUPTED_EXIT_CODE) from None
-    except BaseException:
-        new.finish(timeout=COMPILE_TIMEOUT_SECONDS)
-        raise
+    """Replace the registration with the verified command."""
+    say(f"Registering {SERVER_NAME} with {client.label}")
+    notice = replacement_notice(client, existing, root)
+    if notice is not None:
+        say(notice)
+    client.register(cli, argv, env)
+
+
+def _interrupted_registering(client: Client, root: Path, *, registered: bool) -> InstallerError:
+    """Ctrl-C once the install was verified: what it left, with the shell's exit status."""
+    if registered:
+        left = (
+            f"the install in {root} and {client.label}'s registration are complete (what "
+            "was not byte-compiled is compiled when first imported)"
+        )
+    else:
+        left = (
+            f"the verified install stays current in {root}, but {client.label} may be left "
+            f"with no {SERVER_NAME} registration: run setup again"
+        )
+    return InstallerError(f"Interrupted; {left}.", INTERRUPTED_EXIT_CODE)
 
 
 def pages_directory(environ: Mapping[str, str]) -> Path | None:
@@ -184,7 +199,7 @@ def pages_directory(environ: Mapping[str, str]) -> Path | None:
     configured = environ.get(PAGES_ENVIRONMENT_VARIABLE, "")
     if not configured:
         return None
-    pages = Path(directory.absolute(configured))
+    pages = Path(absolute(configured))
     setting = f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(configured)}"
     fix = (
         "point it at a directory of the documentation's pages (a checkout's docs/), or unset "
@@ -200,19 +215,17 @@ def pages_directory(environ: Mapping[str, str]) -> Path | None:
     return pages
 
 
-def replacement_notice(
-    client: registration.Client, existing: registration.Registration | None, root: Path
-) -> str | None:
+def replacement_notice(client: Client, existing: Registration | None, root: Path) -> str | None:
     """What a user should know about the registration setup is about to replace, if anything."""
     if existing is None or existing.runs_from(root):
         return None
-    scoped = registration.other_scope(client, existing)
+    scoped = other_scope(client, existing)
     if scoped is not None:
         return (
             f"{scoped.what}; adding the user-scope one beside it (remove the other with "
             f"{scoped.remove})"
         )
-    replaced = f"{client.label}'s {registration.SERVER_NAME}"
+    replaced = f"{client.label}'s {SERVER_NAME}"
     other = existing.install_directory
     if not existing.is_stdio:
         return f"{replaced} was {existing.describe()}; replacing it"
@@ -234,16 +247,16 @@ def _what_failed(error: InstallerError, pages: Path | None) -> str:
     hint = ""
     if error.problem.code == READ_FAILED:
         hint = f" {read_hint(pages)}, and run setup again."
-    return f"{error.failure}: {server_account(error)}{hint}"
+    return f"{error.failure}: {error.account()}{hint}"
 
 
-def _left_installed(claim: directory.Claim, new: Candidate | None) -> str:
+def _left_installed(claim: Claim, *, switched: bool) -> str:
     """What a failed setup left in the install directory, in one sentence."""
     if claim.first_install:
         if claim.created is not None:
             return f"Nothing was left installed: {claim.created} was removed again."
         return f"Nothing was left installed: {claim.root} is empty again."
-    if new is not None:
+    if switched:
         return (
             f"The new environment stays current in {claim.root}, the one before it kept as "
             "previous; no registration was changed."
@@ -259,15 +272,13 @@ def check_python() -> None:
             "Install your Python's venv support (on Debian and Ubuntu: python3-venv) and "
             "run setup again."
         )
-    base = environment.base_interpreter()
+    base = base_interpreter()
     if not os.access(base, os.X_OK):
         raise InstallerError(
             f"The base interpreter of this Python, {base}, cannot be run; run setup with "
             "another Python 3.10 or later."
         )
-    if not environment.running_pip_supports_python_option() and (
-        importlib.util.find_spec("ensurepip") is None
-    ):
+    if not running_pip_supports_python_option() and (importlib.util.find_spec("ensurepip") is None):
         raise InstallerError(
             "This Python has neither pip 22.3 or later nor ensurepip, so it cannot install "
             "into a new environment. Install your Python's venv support (on Debian and "
@@ -275,41 +286,46 @@ def check_python() -> None:
         )
 
 
-def install(
+@contextlib.contextmanager
+def installing(
     layout: InstallLayout,
     *,
     deadline: float,
     say: Callable[[str], None],
     environ: Mapping[str, str],
-) -> tuple[str, Candidate]:
+) -> Iterator[str]:
     """Under the lock: write the requirement, build, check, switch, record the time and
-    where the packages came from.
+    where the packages came from; then run the block, the lock released, with the new
+    environment serving. Yields the installed version.
 
     pip runs in `environ`, whose pip variables are recorded as the install's package source
-    (`package_source.py`), for every later update to look where this install did. Returns
-    the installed version, and the candidate whose byte-compile is still running beside
-    the caller (see `candidate.py`): end it with `finish` or `stop`. The environment
-    serving before (on a re-run) stays untouched until the switch, and stays as `previous`
-    after it.
+    (`package_source.py`), for every later update to look where this install did. The
+    environment serving before (on a re-run) stays untouched until the switch, and stays as
+    `previous` after it. The new environment's byte-compile runs beside the check and the
+    block; leaving the block waits for it, or stops it on any exception (`candidate.py`).
     """
-    with update_lock(
-        layout.lock, on_wait=lambda: say(f"Waiting for another update of {layout.root}")
-    ):
+    with contextlib.ExitStack() as locked:
+        locked.enter_context(
+            update_lock(
+                layout.lock, on_wait=lambda: say(f"Waiting for another update of {layout.root}")
+            )
+        )
         write_requirements(layout)
         with candidate(
             layout,
             ["-r", os.fspath(layout.requirements)],
             deadline=deadline,
-            compile_beside=True,
+            compile_wait=COMPILE_TIMEOUT_SECONDS,
             pip=PipRun(environ=environ),
         ) as new:
             version = new.check(deadline=deadline)
-        try:
+            new.switch()
+            record_success(layout, time.time())
             record_source(layout, PackageSource.of(environ))
-        except BaseException:
-            new.stop()
-            raise
-    return version, new
+            # Verified as a client's start will find it, with no lock held: one started
+            # meanwhile is not kept waiting, and the new environment is already current.
+            locked.close()
+            yield version
 
 
 def write_requirements(layout: InstallLayout) -> None:

@@ -1,0 +1,188 @@
+"""What `kinetis-docs status` reports, as data and as text.
+
+The report's types are what `--json` prints (`Status.as_json`), field for field; `render`
+is the same report as lines for a terminal. Neither examines anything: `status.py` does.
+Registered variables are named, never shown: a recorded value may carry credentials.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kinetis_mcp_docs.installer.clients.base import SERVER_NAME
+from kinetis_mcp_docs.installer.install_dir.advice import from_checkout
+from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that keeps a client from reading pages, and the command that fixes it."""
+
+    problem: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class PageRead:
+    """One page read through a registered command."""
+
+    ok: bool
+    detail: str
+    stderr_file: str | None = None
+
+
+@dataclass(frozen=True)
+class ClientStatus:
+    """What one client's CLI reports, and whether its registration reads pages."""
+
+    client: str
+    cli: str | None
+    registered: bool = False
+    command: list[str] | None = None
+    # Names only: a recorded value may carry credentials (a mirror URL, say).
+    recorded_variables: list[str] = field(default_factory=list)
+    install_directory: str | None = None
+    runs_this_install: bool = False
+    pages: str | None = None
+    reported_status: str | None = None
+    # Claude Code's scope as it says it; None for Codex, which has none.
+    scope: str | None = None
+    # stdio, or http / sse / streamable_http with its URL and the names of its headers.
+    transport: str | None = None
+    url: str | None = None
+    headers: list[str] = field(default_factory=list)
+    # The registration in words: its command, or what it is when it runs none.
+    description: str | None = None
+    page_read: PageRead | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class EnvironmentStatus:
+    """One environment of the install: where, and the version it holds."""
+
+    path: str
+    version: str | None
+
+
+@dataclass(frozen=True)
+class InstallStatus:
+    """The install directory: what is there, and its update state (times in UTC)."""
+
+    path: str
+    chosen_by: str
+    state: str  # installed, absent, empty or not-ours
+    detail: str
+    current: EnvironmentStatus | None = None
+    previous: EnvironmentStatus | None = None
+    last_update_check: str | None = None
+    # None: due, so the next client start checks.
+    next_update_check: str | None = None
+    # A client start's failed update since the last good one: when, and why.
+    last_failed_update: str | None = None
+    last_failure: str | None = None
+    # Where pip looks for it (setup's record; None for an install made before it existed),
+    # and the checkout a source install is set up from again.
+    package_source: str | None = None
+    source_checkout: str | None = None
+
+
+@dataclass(frozen=True)
+class Status:
+    """Everything `kinetis-docs status` reports."""
+
+    install: InstallStatus
+    clients: list[ClientStatus]
+    problems: list[Problem]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, **asdict(self)}
+
+
+def render(status: Status) -> list[str]:
+    """The report as lines of text for a terminal."""
+    install = status.install
+    chosen = (
+        f"from {DIR_ENVIRONMENT_VARIABLE}"
+        if install.chosen_by == DIR_ENVIRONMENT_VARIABLE
+        else f"the default; {DIR_ENVIRONMENT_VARIABLE} chooses another"
+    )
+    lines = [f"Install directory: {install.path} ({chosen})"]
+    lines.append(f"  State: {install.state}: {install.detail}")
+    if install.state == "installed":
+        lines.append(f"  Current: {_shown(install.current)}")
+        lines.append(f"  Previous: {_shown(install.previous)}")
+        lines.append(f"  Last update check: {install.last_update_check or 'none recorded'}")
+        if install.last_failed_update is not None:
+            lines.append(
+                f"  Last failed update: {install.last_failed_update}: {install.last_failure}"
+            )
+        due = (
+            f"at the first client start after {install.next_update_check}"
+            if install.next_update_check
+            else "due: the next client start checks"
+        )
+        lines.append(f"  Next update check: {due}")
+        if install.package_source is not None:
+            lines.append(f"  Package source: {install.package_source}")
+        if install.source_checkout is not None:
+            checkout = Path(install.source_checkout)
+            lines.append(
+                f"  Source checkout: {checkout}; it takes the checkout's changes with "
+                f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
+            )
+    for client in status.clients:
+        lines.extend(_client_lines(client))
+    if status.ok:
+        lines.append("No problems: every client registered to this install reads its pages.")
+        return lines
+    count = len(status.problems)
+    lines.append(f"{count} problem{'s' if count > 1 else ''}:")
+    for problem in status.problems:
+        lines.append(f"  - {problem.problem}")
+        lines.append(f"    Fix: {problem.fix}")
+    return lines
+
+
+def _shown(env: EnvironmentStatus | None) -> str:
+    if env is None:
+        return "none"
+    return f"kinetis-mcp-docs {env.version or '(version unreadable)'} in {env.path}"
+
+
+def _client_lines(client: ClientStatus) -> list[str]:
+    if client.cli is None:
+        return [f"{client.client}: its CLI is not on PATH"]
+    if client.error is not None:
+        return [f"{client.client}: {client.error}"]
+    if not client.registered:
+        return [f"{client.client}: no {SERVER_NAME} registration"]
+    if client.command is None:
+        lines = [f"{client.client}: {SERVER_NAME} is {client.description}, not this install"]
+    else:
+        if client.runs_this_install:
+            where = "runs this install"
+        elif client.install_directory is not None:
+            where = f"runs the install in {client.install_directory}"
+        else:
+            where = "runs a command this installer did not write"
+        pages = client.pages or "the Kinetis repository"
+        lines = [f"{client.client}: {SERVER_NAME} {where}, with pages from {pages}"]
+        lines.append(f"  Command: {shlex.join(client.command)}")
+    if client.scope is not None and not client.scope.startswith("User"):
+        lines.append(f"  Scope: {client.scope}")
+    if client.recorded_variables:
+        lines.append(f"  Recorded variables: {', '.join(client.recorded_variables)}")
+    if client.reported_status is not None:
+        lines.append(f"  {client.client} reports: {client.reported_status}")
+    if client.page_read is not None:
+        verdict = "ok" if client.page_read.ok else "FAILED"
+        lines.append(f"  Page read: {verdict}: {client.page_read.detail}")
+    return lines

@@ -1,0 +1,46 @@
+"""`kinetis-docs update`: the daily update, now, whatever the timestamp.
+
+It first proves the install directory ours, then runs `update.update_now` under the same
+lock as a client start's update, one line per step, without the fail-fast pip options, and
+bounded as setup bounds an install rather than by a start's deadline. A source install that
+is already up to date is told how it takes its checkout's changes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.install_dir.advice import from_checkout, install_here
+from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
+from kinetis_mcp_docs.installer.install_dir.package_source import read_source
+from kinetis_mcp_docs.installer.update import update_now
+
+
+def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Path | None:
+    """`kinetis-docs update`: `update_now` on the install directory, one line per step.
+
+    Returns the new environment, None when already up to date; raises `InstallerError`
+    when nothing is installed, the directory is not ours, or the update fails.
+    """
+    root = resolve_directory(environ)
+    layout = owned_install(root, "update")
+    if layout is None:
+        raise InstallerError(
+            f"Nothing is installed in {root}; install it from a clone of kinetis-mcp-docs with "
+            f"`{install_here(root)}` (or `{install_here(root, 'codex')}`), as its README says."
+        )
+    say(f"Updating the install in {root}")
+    deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
+    switched = update_now(layout, deadline=deadline, say=say)
+    source = read_source(layout)
+    checkout = None if source is None else source.checkout()
+    if switched is None and checkout is not None:
+        say(
+            f"It is a source install of {checkout}, which takes the checkout's changes with "
+            f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
+        )
+    return switched

@@ -1,0 +1,328 @@
+"""The package's allowed imports, read from its source with `ast`, as the import-budget test
+holds what a client start imports.
+
+Every import statement counts, wherever it stands: at module level, inside a function (a
+lazy import is an edge all the same, only taken later), and under `TYPE_CHECKING` (a type
+ties the text, if not the running program). `from package import name` counts as an import
+of the submodule when `name` is one. The rules are data the tests read: the installer's
+rooms and the rooms each may import, and a list of layers that never import one another,
+which the server's rules extend.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+SOURCE = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "kinetis_mcp_docs"
+INSTALLER = f"{PACKAGE}.installer"
+SERVER = f"{PACKAGE}.server"
+
+# --- the installer ----------------------------------------------------------------------
+
+# Each module of the installer is in the room of the longest name here that holds it. The
+# entry points and the spawn's update, which stay in `installer/` (their module paths are
+# the cross-release contract), are rooms of their own; the rest of `installer/` (errors,
+# names, layout, children) is the ground every room stands on.
+ROOMS = {
+    f"{INSTALLER}.cli": "cli",
+    f"{INSTALLER}.start": "start",
+    f"{INSTALLER}.update": "update",
+    f"{INSTALLER}.commands": "commands",
+    f"{INSTALLER}.install_dir": "install_dir",
+    f"{INSTALLER}.envs": "envs",
+    f"{INSTALLER}.clients": "clients",
+    f"{INSTALLER}.server_check": "server_check",
+    INSTALLER: "ground",
+}
+# The rooms each room may import besides itself: only rooms below it. Commands are thin,
+# over the rooms; the install directory knows its environments, never the reverse; an
+# environment is checked through the server check; the clients know none of the others.
+BELOW = {
+    "cli": {"commands", "start", "install_dir", "ground"},
+    "start": {"update", "install_dir", "ground"},
+    "update": {"install_dir", "envs", "ground"},
+    "commands": {"update", "install_dir", "envs", "clients", "server_check", "ground"},
+    "install_dir": {"envs", "ground"},
+    "envs": {"server_check", "ground"},
+    "clients": {"ground"},
+    "server_check": {"ground"},
+    "ground": set(),
+}
+# The two hand-offs from the installer to the server: the spawn entry becomes the stdio
+# server, and `serve` runs it (or the HTTP route) in the CLI's process.
+HAND_OFFS = {f"{INSTALLER}.start", f"{INSTALLER}.cli"}
+
+# --- layers that never import one another -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Never:
+    """No module under `importer` imports a module under any of `imported`, because `why`."""
+
+    importer: str
+    imported: tuple[str, ...]
+    why: str
+
+    def broken(self) -> list[Import]:
+        return [
+            edge
+            for edge in imports()
+            if under(edge.importer, self.importer)
+            and any(under(edge.imported, name) for name in self.imported)
+        ]
+
+
+_APPLICATION_LAYERS = (
+    f"{SERVER}.application",
+    f"{SERVER}.methods",
+    f"{SERVER}.tools",
+    f"{SERVER}.site",
+    f"{SERVER}.sources",
+    f"{SERVER}.search",
+    f"{SERVER}.search_index",
+)
+_TRANSPORTS = (f"{SERVER}.protocol", f"{SERVER}.http", f"{SERVER}.stdio")
+# The server's layers (DESIGN.md): transport → JSON-RPC → DocsApplication → page source,
+# each knowing only the one below.
+SERVER_RULES = [
+    pytest.param(
+        Never(SERVER, (INSTALLER,), "the installer reaches the server as a client does"),
+        id="the server never imports the installer",
+    ),
+    pytest.param(
+        Never(f"{SERVER}.application", _TRANSPORTS, "the core knows no wire"),
+        id="the application never imports a transport or the protocol",
+    ),
+    pytest.param(
+        Never(f"{SERVER}.site", _TRANSPORTS, "the HTTP route's pages know no wire"),
+        id="the site never imports a transport or the protocol",
+    ),
+    pytest.param(
+        Never(f"{SERVER}.tools", _TRANSPORTS, "a tool is the core's, not the wire's"),
+        id="the tools never import a transport or the protocol",
+    ),
+    pytest.param(
+        Never(
+            f"{SERVER}.protocol",
+            (*_APPLICATION_LAYERS, f"{SERVER}.http", f"{SERVER}.stdio"),
+            "the wire knows nothing of docs",
+        ),
+        id="the protocol never imports the application or a transport",
+    ),
+    pytest.param(
+        Never(
+            f"{SERVER}.sources",
+            (*_TRANSPORTS, f"{SERVER}.application", f"{SERVER}.methods", f"{SERVER}.tools"),
+            "page sources are the bottom layer",
+        ),
+        id="page sources never import the layers above them",
+    ),
+    pytest.param(
+        Never(
+            f"{SERVER}.search",
+            (*_TRANSPORTS, *(name for name in _APPLICATION_LAYERS if "search" not in name)),
+            "ranking is text in, scores out",
+        ),
+        id="search never imports the layers above it",
+    ),
+    pytest.param(
+        Never(f"{SERVER}.http", (f"{SERVER}.stdio",), "two transports over one core"),
+        id="the HTTP route never imports the stdio transport",
+    ),
+    pytest.param(
+        Never(f"{SERVER}.stdio", (f"{SERVER}.http",), "two transports over one core"),
+        id="the stdio transport never imports the HTTP route",
+    ),
+    pytest.param(
+        Never(f"{SERVER}.http", (f"{SERVER}.methods",), "the error table is not stdio's"),
+        id="the HTTP route never imports the stdio method table",
+    ),
+    pytest.param(
+        Never(f"{SERVER}.http", (f"{SERVER}.protocol.framing",), "framing is stdio's"),
+        id="the HTTP route never imports the stdio framing",
+    ),
+    pytest.param(
+        Never(f"{SERVER}.stdio", (f"{SERVER}.sources",), "the core builds its own source"),
+        id="the stdio transport never imports a page source",
+    ),
+]
+# Libraries that only one module may import: the CLI alone is click (the stdio server and
+# the spawn entry import none); the lock alone is filelock (kept off every start but one a
+# day); the fetcher alone touches the network.
+SOLE_IMPORTERS = {
+    "click": f"{INSTALLER}.cli",
+    "filelock": f"{INSTALLER}.install_dir.lock",
+    "httpx": f"{SERVER}.sources.fetcher",
+}
+
+# --- reading the source -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Import:
+    """`importer` imports `imported`: a module of the package, or a library's top name."""
+
+    importer: str
+    imported: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.importer} -> {self.imported} (line {self.line})"
+
+
+def under(module: str, name: str) -> bool:
+    """Whether `module` is `name` or inside the package `name`."""
+    return module == name or module.startswith(f"{name}.")
+
+
+@cache
+def modules() -> dict[str, Path]:
+    """Every module of the package by its dotted name (a package by its own)."""
+    found = {}
+    for path in sorted((SOURCE / PACKAGE).rglob("*.py")):
+        parts = path.relative_to(SOURCE).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+@cache
+def imports() -> tuple[Import, ...]:
+    """Every import statement of the package's source, resolved."""
+    known = modules()
+    found: list[Import] = []
+    for module, path in known.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(node, module, is_package=path.name == "__init__.py")
+                names = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                    for alias in node.names
+                ]
+            else:
+                continue
+            found.extend(Import(module, _owner(name, known), node.lineno) for name in names)
+    return tuple(found)
+
+
+def _absolute(node: ast.ImportFrom, module: str, *, is_package: bool) -> str:
+    """The absolute name a (possibly relative) `from ... import` reads from."""
+    if node.level == 0:
+        return node.module or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _owner(name: str, known: dict[str, Path]) -> str:
+    """The module of the package `name` is or is in; for a library, its top-level name."""
+    if name.split(".", maxsplit=1)[0] != PACKAGE:
+        return name.split(".", maxsplit=1)[0]
+    while name not in known:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def room(module: str) -> str:
+    """The installer room `module` is in."""
+    return ROOMS[max((name for name in ROOMS if under(module, name)), key=len)]
+
+
+def _inside(edges: Iterable[Import], package: str) -> list[Import]:
+    """The imports from one module of `package` to another."""
+    return [
+        edge
+        for edge in edges
+        if under(edge.importer, package)
+        and under(edge.imported, package)
+        and edge.importer != edge.imported
+    ]
+
+
+# --- the tests --------------------------------------------------------------------------
+
+
+def test_the_installer_imports_the_server_only_at_its_two_hand_offs() -> None:
+    crossing = [
+        edge
+        for edge in imports()
+        if under(edge.importer, INSTALLER) and under(edge.imported, SERVER)
+    ]
+    assert crossing, "no hand-off to the server was found: the walk reads nothing"
+    assert [str(edge) for edge in crossing if edge.importer not in HAND_OFFS] == []
+
+
+@pytest.mark.parametrize("name", sorted(BELOW))
+def test_each_room_of_the_installer_imports_only_rooms_below_it(name: str) -> None:
+    edges = _inside(imports(), INSTALLER)
+    mine = [edge for edge in edges if room(edge.importer) == name]
+    assert mine or name == "ground", f"no module of the installer is in the room {name}"
+    allowed = BELOW[name] | {name}
+    assert [str(edge) for edge in mine if room(edge.imported) not in allowed] == []
+
+
+def test_the_installers_rooms_stand_one_above_another_with_no_way_back_up() -> None:
+    def reaches(start: str, target: str, seen: frozenset[str] = frozenset()) -> bool:
+        return any(
+            below == target or (below not in seen and reaches(below, target, seen | {below}))
+            for below in BELOW[start]
+        )
+
+    assert [name for name in BELOW if reaches(name, name)] == []
+    assert set(ROOMS.values()) == set(BELOW)
+
+
+def test_every_module_of_the_installer_is_in_a_room_that_exists() -> None:
+    installer = [module for module in modules() if under(module, INSTALLER)]
+    assert {room(module) for module in installer} == set(BELOW)
+    assert [name for name in ROOMS if name not in modules()] == []
+
+
+def test_no_module_of_the_package_reaches_itself_through_its_imports() -> None:
+    graph: dict[str, set[str]] = {module: set() for module in modules()}
+    for edge in _inside(imports(), PACKAGE):
+        graph[edge.importer].add(edge.imported)
+    # Depth-first, colouring each module: reaching one still on the path is a circle.
+    state: dict[str, str] = {}
+    circles: list[str] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                circles.append(" -> ".join([*path[path.index(imported) :], imported]))
+            elif imported not in state:
+                visit(imported, [*path, imported])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert circles == []
+
+
+@pytest.mark.parametrize("rule", SERVER_RULES)
+def test_a_layer_never_imports_what_it_must_not(rule: Never) -> None:
+    assert [str(edge) for edge in rule.broken()] == [], rule.why
+
+
+def test_every_rule_names_modules_that_exist() -> None:
+    rules = [value for param in SERVER_RULES for value in param.values if isinstance(value, Never)]
+    named = {name for rule in rules for name in (rule.importer, *rule.imported)}
+    named |= set(SOLE_IMPORTERS.values()) | HAND_OFFS
+    assert sorted(name for name in named if name not in modules()) == []
+
+
+@pytest.mark.parametrize("library", sorted(SOLE_IMPORTERS))
+def test_a_library_with_one_job_is_imported_by_one_module(library: str) -> None:
+    importers = {edge.importer for edge in imports() if edge.imported == library}
+    assert importers == {SOLE_IMPORTERS[library]}
