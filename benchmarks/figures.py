@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,9 @@ from tests.support.origin import CLIENT_GONE, page_path
 from tests.support.processes import kill_processes_mentioning, peak_rss_kib
 
 from benchmarks import pages
+from benchmarks.bench import Bench
 from benchmarks.report import Row, X, median, ms, summary, times
-from benchmarks.stage import PROJECT_ROOT, Stage
+from benchmarks.stage import PROJECT_ROOT
 from benchmarks.wire import (
     BenchError,
     ServerProcess,
@@ -50,57 +50,6 @@ from kinetis_mcp_docs.installer.layout import InstallLayout
 READ_DOC = "kinetis_read_doc"
 SEARCH_DOC = "kinetis_search_doc"
 MIB = pages.MIB
-
-
-@dataclass
-class Settings:
-    """How many times each thing is done; `quick` shrinks them for a smoke run."""
-
-    spawns: int = 30
-    pings: int = 10_000
-    lists: int = 1_000
-    burst: int = 16
-    delay: float = 0.2
-    reads: int = 50
-    setups: int = 3
-    update_spawns: int = 5
-    repeats: int = 15
-
-    @classmethod
-    def quick(cls) -> Settings:
-        return cls(spawns=5, pings=1_000, lists=100, setups=1, update_spawns=2, repeats=3)
-
-
-@dataclass
-class Bench:
-    """What the figures share: the stage, the two servers' commands, the install."""
-
-    stage: Stage
-    settings: Settings
-    python: str
-    install: Path | None = None
-    install_error: str = ""
-    setup_times: list[float] = field(default_factory=list)
-
-    @property
-    def ours(self) -> list[str]:
-        return [self.python, "-I", "-m", "kinetis_mcp_docs.server"]
-
-    @property
-    def peer(self) -> list[str]:
-        return [self.python, "-I", os.fspath(PROJECT_ROOT / "benchmarks" / "peer_server.py")]
-
-    def servers(self) -> list[tuple[str, list[str]]]:
-        return [("ours", self.ours), ("peer", self.peer)]
-
-    def server_env(self) -> dict[str, str]:
-        return self.stage.environ()
-
-    def installed(self) -> Path:
-        """The install the setup figure made, for the figures that spawn or update it."""
-        if self.install is None:
-            raise BenchError(f"no install: {self.install_error}")
-        return self.install
 
 
 # --- 7. setup -----------------------------------------------------------------------------
@@ -803,21 +752,3 @@ def memory(bench: Bench) -> list[Row]:
             ),
         )
     ]
-
-
-from benchmarks.http_figures import http_route, search_in_process  # noqa: E402 - needs Bench
-
-FIGURES: Sequence[tuple[str, Callable[[Bench], list[Row]]]] = (
-    ("setup", setup),
-    ("spawn", spawn),
-    ("throughput", throughput),
-    ("concurrency", concurrency),
-    ("reuse", reuse),
-    ("large_pages", large_pages),
-    ("memory", memory),
-    ("update_day", update_day),
-    ("update_offline", update_offline),
-    ("update_day_newer", update_day_newer),
-    ("http_route", http_route),
-    ("http_search", search_in_process),
-)

@@ -21,7 +21,8 @@ from tests.support.bombs import MIB, gzip_bomb, stacked_gzip_bomb
 from tests.support.origin import page_path
 from tests.support.processes import peak_rss_kib
 
-from benchmarks.figures import READ_DOC, Bench, restore_page
+from benchmarks.bench import Bench
+from benchmarks.figures import READ_DOC, restore_page
 from benchmarks.report import Row
 from benchmarks.wire import INITIALIZE, INITIALIZED, BenchError, ServerProcess, request, tool_call
 

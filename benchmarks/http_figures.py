@@ -31,7 +31,7 @@ from kinetis_mcp_docs.server.tools.site_tools import MAX_LIMIT, MAX_QUERY_WORDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from benchmarks.figures import Bench
+    from benchmarks.bench import Bench
     from kinetis_mcp_docs.server.tools.base import Toolset
 
 CONNECTIONS = 32

@@ -43,7 +43,7 @@ from kinetis_mcp_docs.server.http.counter import SlidingWindowCounter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from benchmarks.figures import Bench
+    from benchmarks.bench import Bench
 
 SHAPE_TARGET = 3.0
 # A head or a body in the smallest pieces the route reads: each read costs some 10 µs.

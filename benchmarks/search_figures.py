@@ -21,7 +21,7 @@ from benchmarks.wire import BenchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from benchmarks.figures import Bench
+    from benchmarks.bench import Bench
 
 RANKINGS = ("owndocs", "relevance")
 TARGETS = {

@@ -326,3 +326,43 @@ def test_every_rule_names_modules_that_exist() -> None:
 def test_a_library_with_one_job_is_imported_by_one_module(library: str) -> None:
     importers = {edge.importer for edge in imports() if edge.imported == library}
     assert importers == {SOLE_IMPORTERS[library]}
+
+
+def _benchmark_imports() -> dict[str, set[str]]:
+    """Which benchmark module imports which, read from `benchmarks/` as the package is."""
+    folder = SOURCE.parent / "benchmarks"
+    names = {path.stem for path in folder.glob("*.py")} - {"__init__"}
+    graph: dict[str, set[str]] = {name: set() for name in names}
+    for name in names:
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "benchmarks":
+                graph[name].update(alias.name for alias in node.names if alias.name in names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("benchmarks."):
+                graph[name].add((node.module or "").split(".")[1])
+            elif isinstance(node, ast.Import):
+                graph[name].update(
+                    alias.name.split(".")[1]
+                    for alias in node.names
+                    if alias.name.startswith("benchmarks.")
+                )
+        graph[name] &= names  # a data folder such as search_eval/ is no module of theirs
+    return graph
+
+
+def test_the_benchmarks_import_one_another_in_one_direction_only() -> None:
+    graph = _benchmark_imports()
+    assert graph["bench"] <= {"stage", "wire"}  # what every figure is given needs no figure
+    assert not any("run" in imported for imported in graph.values())  # the registry is on top
+    reached: dict[str, set[str]] = {}
+
+    def below(name: str, path: tuple[str, ...]) -> set[str]:
+        assert name not in path, " -> ".join([*path, name])
+        if name not in reached:
+            reached[name] = set(graph[name]).union(
+                *(below(imported, (*path, name)) for imported in graph[name])
+            )
+        return reached[name]
+
+    for name in sorted(graph):
+        below(name, ())
