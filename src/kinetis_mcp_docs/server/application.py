@@ -28,6 +28,8 @@ from .tools.doc_tools import doc_toolset
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .site import SitePages
     from .sources.page_source import PageSource
     from .tools.base import Toolset
@@ -79,11 +81,14 @@ class DocsApplication:
         pages_root: str | None = None,
         local_pages: str | None = None,
         ranking: str = "owndocs",
+        fetch_observer: Callable[[str], None] | None = None,
     ) -> None:
         """`source` serves the catalogue (the live origin by default). `pages_root`, when
         given, is the local tree the HTTP route's tools serve instead of the catalogue.
         `local_pages` names the directory `source` reads, for the instructions. `ranking`
-        is how `search_docs` ranks: `owndocs` (the contract's) or `relevance`."""
+        is how `search_docs` ranks: `owndocs` (the contract's) or `relevance`.
+        `fetch_observer` is told the outcome of every page the site tools read (`site`
+        names them), for a host's metrics."""
         self._instructions = (
             INSTRUCTIONS if local_pages is None else local_instructions(local_pages)
         )
@@ -92,6 +97,7 @@ class DocsApplication:
         self._tools = doc_toolset(self._page_text)
         self._pages_root = pages_root
         self._ranking = ranking
+        self._fetch_observer = fetch_observer
         self._site: tuple[SitePages, Toolset] | None = None
 
     @property
@@ -132,6 +138,11 @@ class DocsApplication:
         the local tree of `pages_root`, else the catalogue read through the page source."""
         return self._site_parts()[1]
 
+    def site_pages(self) -> SitePages:
+        """The pages `site_tools()` serves, whose index a host may build before the first
+        search (`prepare`) and keep current (`keep_current`)."""
+        return self._site_parts()[0]
+
     def close(self) -> None:
         with self._source_lock:
             site, self._site = self._site, None
@@ -148,10 +159,11 @@ class DocsApplication:
                 from .site import CataloguePages, TreePages  # noqa: PLC0415
                 from .tools.site_tools import site_toolset  # noqa: PLC0415
 
+                observe = self._fetch_observer
                 pages: SitePages = (
-                    CataloguePages(self._page_source, ranking=self._ranking)
+                    CataloguePages(self._page_source, ranking=self._ranking, observe=observe)
                     if self._pages_root is None
-                    else TreePages(self._pages_root, ranking=self._ranking)
+                    else TreePages(self._pages_root, ranking=self._ranking, observe=observe)
                 )
                 self._site = (pages, site_toolset(pages))
             return self._site
