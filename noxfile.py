@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,12 +21,26 @@ def _found(versions: list[str]) -> list[str]:
     return [version for version in versions if shutil.which(f"python{version}")]
 
 
-@nox.session(python=_found(PYTHONS) or None)
+FOUND = _found(PYTHONS)
+# Test processes side by side (pytest-xdist): most of a run waits on real subprocesses
+# (pip, servers, deadlines), so more processes than cores keep the cores busy. Each
+# module's tests stay together in one process, which builds the module's fixtures once.
+WORKERS = os.environ.get("KINETIS_TEST_WORKERS", "4")
+
+
+@nox.session(python=FOUND or None)
 def tests(session: nox.Session) -> None:
-    """The test suite, on every supported Python found on this machine."""
+    """The test suite, on every supported Python found on this machine.
+
+    Tests marked `once_per_run` (the same on every Python, and long) run on the first
+    Python found only. `KINETIS_TEST_WORKERS=1` runs the tests in one process.
+    """
     session.install("-e", ".[test]")
+    options = ["-n", WORKERS, "--dist", "loadscope"] if WORKERS != "1" else []
+    if FOUND and session.python != FOUND[0]:
+        options += ["-m", "not once_per_run"]
     # Exit 5 is pytest finding no test: reported by pytest itself, not a failure here.
-    session.run("pytest", *session.posargs, success_codes=[0, 5])
+    session.run("pytest", *options, *session.posargs, success_codes=[0, 5])
 
 
 @nox.session

@@ -54,11 +54,9 @@ NOT_RUN: dict[str, str] = {
     "--workers 4": _FIXED_PORT,
     ".venv/bin/kinetis-docs serve --http --docs-dir ./docs": _FIXED_PORT,
     "KINETIS_DOCS_PAGES_DIR=/srv/docs MCP_BEARER_TOKEN=... uvicorn --factory "
-    "kinetis_mcp_docs.server.http:create_app --host 0.0.0.0 --workers 4": (
+    "kinetis_mcp_docs.server.http:create_app --host 0.0.0.0 --workers 4 "
+    "--http kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol --ws none": (
         "a deployment's own directory and address: test_deploy.py runs the factory under uvicorn"
-    ),
-    "gunicorn -k uvicorn.workers.UvicornWorker 'kinetis_mcp_docs.server.http:create_app()'": (
-        "gunicorn is not a dependency; the factory it runs is uvicorn's, tested in test_deploy.py"
     ),
     "python3 -m venv .venv && .venv/bin/pip install nox": _FROM_CLONE,
     "python3 -m venv .venv && .venv/bin/pip install nox && .venv/bin/nox -s setup_from_source": (
@@ -82,6 +80,7 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/nox -s bench -- --quick": _BENCH,
     ".venv/bin/nox -s bench -- --only spawn": _BENCH,
     ".venv/bin/nox -s bench -- --only http_route,http_search": _BENCH,
+    ".venv/bin/nox -s bench -- --only http_hostile,http_rate_keys": _BENCH,
     "pipx run --spec kinetis-mcp-docs kinetis-docs setup": _NOT_PUBLISHED,
     "pipx run --spec kinetis-mcp-docs kinetis-docs setup codex": _NOT_PUBLISHED,
     "PIP_INDEX_URL=https://pypi.example.internal/simple pipx run --spec kinetis-mcp-docs "

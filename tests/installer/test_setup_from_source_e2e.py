@@ -78,6 +78,7 @@ def _nox(checkout: Path, env: Mapping[str, str], *posargs: str) -> None:
     assert completed.returncode == 0, completed.stdout + completed.stderr
 
 
+@pytest.mark.once_per_run  # it builds a wheelhouse of every dependency: the same anywhere
 def test_setup_from_source_serves_the_checkouts_docs_and_keeps_the_wheelhouse_codex_updates_from(
     tmp_path: Path,
     build_wheelhouse: Path,

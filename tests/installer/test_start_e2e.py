@@ -1283,8 +1283,9 @@ def test_a_due_spawn_whose_update_fails_serves_though_its_stderr_is_full_and_unr
     if failure == "the lock cannot be taken":
         layout.lock.unlink(missing_ok=True)
         layout.lock.mkdir()
-    # Were pip's output to go to the descriptor, pip would block there.
-    environ = unreachable_environ | {TIMEOUT_VARIABLE: "3"}
+    # Were pip's output to go to the descriptor, pip would block there until the deadline,
+    # and the line would name the deadline, not pip's reason: the deadline can be generous.
+    environ = unreachable_environ | {TIMEOUT_VARIABLE: UPDATE_TIMEOUT}
     read_end, write_end = _full_pipe()
     try:
         process = subprocess.Popen(

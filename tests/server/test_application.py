@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -234,3 +235,18 @@ def test_closing_the_application_closes_its_source(
 ) -> None:
     app.close()
     assert source.closed
+
+
+def test_a_docs_dir_serves_the_catalogue_from_it_and_1_0s_local_pages_still_names_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "index.md").write_text("# Local index\n", encoding="utf-8")
+    app = DocsApplication(docs_dir=str(tmp_path))
+    try:
+        assert app.read_resource("kinetis://docs/index")["text"] == "# Local index\n"
+        assert str(tmp_path) in app.instructions
+    finally:
+        app.close()
+    named = DocsApplication(RecordingSource({}), local_pages="/srv/docs")
+    assert "/srv/docs" in named.instructions
+    assert "/srv/docs" not in DocsApplication(RecordingSource({})).instructions

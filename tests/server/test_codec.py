@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from kinetis_mcp_docs.server.protocol import codec
+from kinetis_mcp_docs.server import codec
 
 
 def _reject(name: str) -> object:
@@ -113,7 +113,7 @@ def test_a_lone_surrogate_is_written_as_json_writes_it() -> None:
 def test_malformed_text_is_refused_before_json_was_ever_imported() -> None:
     # Up to Python 3.11 the C scanner needs `json.decoder` imported to report an error.
     script = (
-        "from kinetis_mcp_docs.server.protocol import codec\n"
+        "from kinetis_mcp_docs.server import codec\n"
         "for text in ['{', '[1,', '{\"a\": NaN}', '[1] x']:\n"
         "    try:\n"
         "        codec.loads(text)\n"

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from kinetis_mcp_docs.server import exceptions, reasons
+from kinetis_mcp_docs.server.errors import ERRORS
 from kinetis_mcp_docs.server.exceptions import (
     DocsError,
     InvalidArguments,
@@ -16,7 +17,6 @@ from kinetis_mcp_docs.server.exceptions import (
     RejectedUrl,
     UnknownResource,
 )
-from kinetis_mcp_docs.server.methods import ERRORS
 from kinetis_mcp_docs.server.protocol.dispatch import Method, MethodTable
 from kinetis_mcp_docs.server.protocol.errors import (
     INTERNAL_ERROR,
@@ -90,7 +90,7 @@ def test_an_unreadable_page_logs_its_url_and_reason_and_writes_nothing_to_the_ho
 # A host that configures no logging at all: what of ours reaches its stderr.
 _UNCONFIGURED_HOST = """
 from kinetis_mcp_docs.server.exceptions import PageUnavailable
-from kinetis_mcp_docs.server.methods import ERRORS
+from kinetis_mcp_docs.server.errors import ERRORS
 answer = ERRORS.rpc_error(PageUnavailable("kinetis://docs/x", "https://o/x.md", "HTTP 503"))
 print(answer.message)
 """
@@ -121,3 +121,9 @@ def test_an_exception_outside_the_table_is_a_bug_answered_internal_error_with_it
         table.run(method, {})
     assert (raised.value.code, raised.value.message) == (INTERNAL_ERROR, "Internal error")
     assert "secret detail" in capsys.readouterr().err
+
+
+def test_the_table_keeps_its_first_module_path_for_embedding_hosts() -> None:
+    from kinetis_mcp_docs.server import errors, methods  # noqa: PLC0415
+
+    assert methods.ERRORS is errors.ERRORS

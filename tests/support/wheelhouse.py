@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "kinetis-mcp-docs"
@@ -105,8 +106,18 @@ def runtime_requirements(wheel: Path) -> list[str]:
 def download_dependencies(requirements: list[str], cache: Path) -> list[Path]:
     """Wheels for `requirements` and their dependencies, pinned to the installed versions.
 
-    Reuses `cache` when it already holds a download for the same pins.
+    Reuses `cache` when it already holds a download for the same pins. Each Python keeps
+    its own part of the cache (its wheels differ), and the test processes of one run
+    (pytest-xdist's workers) take turns at it under a file lock, so none reads a download
+    another is still making.
     """
+    cache = cache / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    cache.mkdir(parents=True, exist_ok=True)
+    with FileLock(cache / ".lock"):
+        return _download_dependencies(requirements, cache)
+
+
+def _download_dependencies(requirements: list[str], cache: Path) -> list[Path]:
     pins = _installed_pins()
     key = "\n".join([*sorted(requirements), *pins, sys.version.split()[0]]) + "\n"
     stamp = cache / "pins.txt"

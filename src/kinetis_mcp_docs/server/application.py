@@ -25,6 +25,7 @@ from .exceptions import (
     UnknownResource,
 )
 from .tools.doc_tools import doc_toolset
+from .unavailable import unavailable_as
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
@@ -79,20 +80,25 @@ class DocsApplication:
         source: PageSource | None = None,
         *,
         pages_root: str | None = None,
-        local_pages: str | None = None,
+        docs_dir: str | None = None,
         ranking: str = "owndocs",
+        local_pages: str | None = None,
         fetch_observer: Callable[[str], None] | None = None,
     ) -> None:
-        """`source` serves the catalogue (the live origin by default). `pages_root`, when
-        given, is the local tree the HTTP route's tools serve instead of the catalogue.
-        `local_pages` names the directory `source` reads, for the instructions. `ranking`
-        is how `search_docs` ranks: `owndocs` (the contract's) or `relevance`.
+        """`source` serves the catalogue (the live origin by default); `docs_dir`, instead,
+        a directory holding its pages as `<slug>.md`, read on every call, which the
+        instructions then name. `pages_root`, when given, is the local tree the HTTP
+        route's tools serve instead of the catalogue. `ranking` is how `search_docs`
+        ranks: `owndocs` (the contract's) or `relevance`. `local_pages`, 1.0's way to name
+        the directory a `source` of the host's reads, still names it in the instructions.
         `fetch_observer` is told the outcome of every page the site tools read (`site`
         names them), for a host's metrics."""
-        self._instructions = (
-            INSTRUCTIONS if local_pages is None else local_instructions(local_pages)
-        )
+        if source is not None and docs_dir is not None:
+            raise ValueError("give a page source or a docs directory, not both")
+        named = docs_dir if docs_dir is not None else local_pages
+        self._instructions = INSTRUCTIONS if named is None else local_instructions(named)
         self._source = source
+        self._docs_dir = docs_dir
         self._source_lock = allocate_lock()
         self._tools = doc_toolset(self._page_text)
         self._pages_root = pages_root
@@ -174,17 +180,17 @@ class DocsApplication:
         return None if slug is None else self._fetch(uri, slug)
 
     def _fetch(self, uri: str, slug: str) -> str:
-        from .sources.page_source import PageFetchError  # noqa: PLC0415 - see the module's docstring
-
         source = self._page_source()
-        try:
+        with unavailable_as(uri):
             return source.fetch(slug)
-        except PageFetchError as error:
-            raise PageUnavailable(uri, error.url, error.reason) from error
 
     def _page_source(self) -> PageSource:
         with self._source_lock:
-            if self._source is None:
+            if self._source is None and self._docs_dir is not None:
+                from .sources.localdocs import LocalPageSource  # noqa: PLC0415
+
+                self._source = LocalPageSource(self._docs_dir)
+            elif self._source is None:
                 # Imported here: httpx costs more start-up time than everything else.
                 from .sources.fetcher import HttpPageSource  # noqa: PLC0415
 

@@ -1,7 +1,7 @@
 """The exceptions the application core raises; each host maps them to its own wire.
 
 The stdio server and the HTTP route both map them through one table
-(`methods.ERRORS`), and a test holds that every class here has its entry there.
+(`errors.ERRORS`), and a test holds that every class here has its entry there.
 """
 
 from __future__ import annotations

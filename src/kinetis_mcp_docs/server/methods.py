@@ -1,21 +1,14 @@
-"""The MCP method table over DocsApplication, and the table mapping its errors to codes.
+"""The stdio server's MCP method table over DocsApplication.
 
-The table writes nothing anywhere itself: the reason behind an unreadable page goes to the
-`kinetis_mcp_docs.server` logger (`reasons.py`), which a host embedding the core
-configures as it likes, and which the stdio server sends to its stderr.
+Its errors become codes through the one table both servers share (`errors.ERRORS`, also
+importable from here under its old name).
 """
 
 from __future__ import annotations
 
-from . import reasons
-from .exceptions import (
-    InvalidArguments,
-    PageUnavailable,
-    RejectedUrl,
-    UnknownResource,
-)
+from .errors import ERRORS
+from .exceptions import InvalidArguments
 from .protocol.dispatch import ErrorTable, Method, MethodTable
-from .protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
@@ -23,31 +16,7 @@ if TYPE_CHECKING:
 
 PROTOCOL_VERSION = "2025-06-18"
 
-
-def _invalid(message: str) -> RpcError:
-    return RpcError(INVALID_PARAMS, f"Invalid params: {message}")
-
-
-def _unreadable(error: PageUnavailable) -> RpcError:
-    # The operator gets the URL and the real reason, through logging; the wire gets a
-    # stable sentence.
-    reasons.logger().warning("could not read %s: %s", error.url, error.reason)
-    return RpcError(INTERNAL_ERROR, str(error))
-
-
-def _unknown(error: UnknownResource) -> RpcError:
-    return RpcError(RESOURCE_NOT_FOUND, str(error), {"uri": error.uri})
-
-
-# Every concrete `DocsError` class, and the code it is answered with on every wire.
-ERRORS = ErrorTable(
-    {
-        InvalidArguments: lambda error: _invalid(str(error)),
-        RejectedUrl: lambda error: RpcError(INVALID_PARAMS, str(error)),
-        UnknownResource: _unknown,
-        PageUnavailable: _unreadable,
-    }
-)
+__all__ = ["ERRORS", "PROTOCOL_VERSION", "method_table"]
 
 
 def method_table(application: DocsApplication, errors: ErrorTable = ERRORS) -> MethodTable:

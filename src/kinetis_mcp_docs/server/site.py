@@ -39,6 +39,7 @@ from .search_index import OWNDOCS, Hit, SearchIndex
 from .sources.page_source import PageFetchError, PageSource
 from .sources.tree_files import PageFiles, Signature, read_inside, read_page
 from .sources.tree_watch import TreeWatch
+from .unavailable import unavailable_as
 
 # What a page read comes to, as a site's `observe` is told it: read, no such page, or a
 # page that could not be read (an origin failing, a file over the bounds).
@@ -143,10 +144,11 @@ class CataloguePages:
             self._observe(MISSING)
             return None
         try:
-            text = self._source().fetch(slug)
-        except PageFetchError as error:
+            with unavailable_as(path):
+                text = self._source().fetch(slug)
+        except PageUnavailable:
             self._observe(FAILED)
-            raise PageUnavailable(path, error.url, error.reason) from error
+            raise
         self._observe(READ)
         return text
 
@@ -299,10 +301,11 @@ class TreePages:
 
     def read(self, segments: tuple[str, ...], path: str) -> str | None:
         try:
-            text = read_page(os.path.realpath(self.root), segments)
-        except PageFetchError as error:
+            with unavailable_as(path):
+                text = read_page(os.path.realpath(self.root), segments)
+        except PageUnavailable:
             self._observe(FAILED)
-            raise PageUnavailable(path, error.url, error.reason) from error
+            raise
         self._observe(MISSING if text is None else READ)
         return text
 

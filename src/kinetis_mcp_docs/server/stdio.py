@@ -14,8 +14,9 @@ from _thread import stack_size  # `threading` costs start-up time; this is all i
 from .. import __version__
 from . import reasons
 from .application import DocsApplication
+from .errors import ERRORS
 from .exceptions import PageUnavailable
-from .methods import ERRORS, method_table
+from .methods import method_table
 from .protocol.dispatch import Dispatcher, ErrorTable
 from .protocol.errors import RpcError
 from .protocol.framing import FrameWriter, read_frames
@@ -25,8 +26,6 @@ from .stderr_log import StderrLog
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from .sources.page_source import PageSource
 
 USAGE = """\
 usage: python -m kinetis_mcp_docs.server [--docs-dir DIR]
@@ -81,15 +80,6 @@ def parse_docs_dir(argv: Sequence[str]) -> str | None:
     if not os.path.isdir(docs_dir):  # noqa: PTH112 - pathlib stays off the spawn path
         raise UsageError(f"--docs-dir {docs_dir}: not a directory")
     return os.path.abspath(docs_dir)  # noqa: PTH100
-
-
-def page_source(docs_dir: str | None) -> PageSource | None:
-    """The local source for `docs_dir`; None leaves the application its live origin."""
-    if docs_dir is None:
-        return None
-    from .sources.localdocs import LocalPageSource  # noqa: PLC0415 - only with --docs-dir
-
-    return LocalPageSource(docs_dir)
 
 
 def reserve_stdout() -> int:
@@ -166,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     output_fd = reserve_stdout()
     _small_thread_stacks()
-    application = DocsApplication(page_source(docs_dir), local_pages=docs_dir)
+    application = DocsApplication(docs_dir=docs_dir)
     try:
         if os.isatty(0):
             print(TERMINAL_NOTICE.format(version=__version__), file=sys.stderr, flush=True)

@@ -34,7 +34,7 @@ import sys
 import time
 from typing import Any
 
-from ..protocol.codec import dumps
+from ..codec import dumps
 
 SALT = "KINETIS_DOCS_ACCESS_LOG_SALT"
 FLUSH_SECONDS = 0.1

@@ -37,7 +37,7 @@ from typing import Any, cast
 
 from ..application import DocsApplication
 from ..protocol.errors import INTERNAL_ERROR, RpcError
-from ..protocol.framing import MAX_PAYLOAD_BYTES
+from ..protocol.jsonrpc import MAX_MESSAGE_BYTES
 from . import access
 from .access_log import AccessLog, Note
 from .answers import (
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
 ROUTE = "/api/mcp"
 METRICS_PATH = "/metrics"
-MAX_BODY_BYTES = MAX_PAYLOAD_BYTES  # the stdio frame cap: 2 MiB
+MAX_BODY_BYTES = MAX_MESSAGE_BYTES  # the one message limit of both transports: 2 MiB
 _MAX_BODY_DIGITS = len(str(MAX_BODY_BYTES))  # a shorter Content-Length cannot pass it
 MAX_THREADS = 32
 # What a client that left before its answer is logged and counted under (nginx's code).

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from ..protocol.codec import dumps
+from ..codec import dumps
 from .answers import Answer, json_answer
 
 TYPE_CHECKING = False

@@ -18,8 +18,8 @@ application's one error table. The envelope is read by the stdio server's own ch
 
 from __future__ import annotations
 
-from ..methods import ERRORS
-from ..protocol.codec import LongInteger, dumps, loads
+from ..codec import LongInteger, dumps, loads
+from ..errors import ERRORS
 from ..protocol.dispatch import Method, MethodTable
 from ..protocol.errors import (
     INVALID_PARAMS,
@@ -212,9 +212,9 @@ def read_call(  # noqa: PLR0912 - the envelope's checks, in the contract's order
     if problem is not None:
         tool = params.get("name") if name == "tools/call" else None
         return error_reply(request_id, problem, name, tool if isinstance(tool, str) else None)
-    method = table.methods.get(name)
-    if method is None:
-        error = RpcError(METHOD_NOT_FOUND, f"Method not found: {name}")
+    try:
+        method = table.resolve(name)
+    except RpcError as error:
         return error_reply(request_id, error, name)
     return (method, request_id, params, name)
 

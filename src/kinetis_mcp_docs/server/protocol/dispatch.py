@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import sys
 
-from .errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
+from .errors import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 from .framing import FrameWriteError, FrameWriter, Oversized
-from .jsonrpc import ABSENT, EnvelopeError, Request, error_message, parse, result_message
+from .jsonrpc import EnvelopeError, Request, error_message, params_of, parse, result_message
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
@@ -81,6 +81,13 @@ class MethodTable:
     def __call__(self, name: str) -> Method | None:
         return self.methods.get(name)
 
+    def resolve(self, name: str) -> Method:
+        """The method called `name`; `RpcError` -32601 when the table has none."""
+        method = self.methods.get(name)
+        if method is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {name}")
+        return method
+
     def run(self, method: Method, params: dict[str, object]) -> object:
         """The method's result; anything it raises comes out as an `RpcError`."""
         try:
@@ -123,17 +130,10 @@ class Dispatcher:
             return
         if not isinstance(message, Request):
             return
-        method = self._table(message.method)
-        if method is None:
-            error = RpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
-            self._send(error_message(message.id, error))
-            return
-        if message.params is ABSENT:
-            params: dict[str, object] = {}
-        elif isinstance(message.params, dict):
-            params = message.params
-        else:
-            error = RpcError(INVALID_PARAMS, "Invalid params: params must be an object.")
+        try:
+            method = self._table.resolve(message.method)
+            params = params_of(message)
+        except RpcError as error:
             self._send(error_message(message.id, error))
             return
         if method.blocking:

@@ -12,11 +12,13 @@ import os
 import select
 from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
 
+from .jsonrpc import MAX_MESSAGE_BYTES
+
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-MAX_PAYLOAD_BYTES = 2 * 1024 * 1024
+MAX_PAYLOAD_BYTES = MAX_MESSAGE_BYTES
 READ_CHUNK_BYTES = 64 * 1024
 WRITE_STALL_SECONDS = 10.0
 """How long a frame write may go without the peer taking a single byte."""

@@ -9,14 +9,17 @@ without an `id` member is accepted unread, and a batch has its own message).
 
 from __future__ import annotations
 
-from .codec import LongInteger, dumps, loads
-from .errors import INVALID_REQUEST, PARSE_ERROR, RpcError
+from ..codec import LongInteger, dumps, loads
+from .errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, RpcError
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from typing import TypeGuard
 
 RequestId = str | int
+
+MAX_MESSAGE_BYTES = 2 * 1024 * 1024
+"""The largest message either transport reads: a stdio frame's payload, an HTTP body."""
 
 
 class Request:
@@ -95,6 +98,15 @@ def as_request(message: dict[str, object]) -> Request:
     if not is_request_id(request_id):
         raise _invalid(None, '"id" must be a string or an integer')
     return Request(request_id, _method(message, request_id), message.get("params", ABSENT))
+
+
+def params_of(request: Request) -> dict[str, object]:
+    """The request's `params` (`{}` when absent); `RpcError` -32602 when not an object."""
+    if request.params is ABSENT:
+        return {}
+    if isinstance(request.params, dict):
+        return request.params
+    raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object.")
 
 
 def _method(message: dict[str, object], request_id: RequestId | None) -> str:
