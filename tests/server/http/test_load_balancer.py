@@ -2,7 +2,7 @@
 one key's budget holds across the replicas.
 
 HAProxy runs the configuration docs/http.md shows, with this test's ports and faster health
-checks (100 ms instead of 1 s) so that a drain of 1.5 s is enough for it to take a replica
+checks (100 ms instead of 1 s) so that a drain of 3 s is ample for it to take a replica
 out; every wait is on an event (a probe answering, a process ending, HAProxy sending a
 replica requests), bounded generously.
 """
@@ -33,7 +33,7 @@ DOCUMENTED_FRONTEND = "bind 127.0.0.1:8080"
 DOCUMENTED_SERVERS = ("127.0.0.1:8001", "127.0.0.1:8002", "127.0.0.1:8003")
 DOCUMENTED_CHECKS = "inter 1s fall 2 rise 2"
 TEST_CHECKS = "inter 100ms fall 2 rise 2"
-DRAIN_SECONDS = "1.5"
+DRAIN_SECONDS = "3"
 LIMIT = 30
 # Debian puts haproxy in /usr/sbin, which a non-root PATH may lack.
 _SEARCHED = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
@@ -109,6 +109,7 @@ class Deployment:
         self.replicas: list[HttpServer] = []
         self.haproxy: subprocess.Popen[bytes] | None = None
         self.frontend = _free_port()
+        self.haproxy_log: Path | None = None
 
     def start_replica(self, port: int) -> HttpServer:
         argv = [kinetis_docs(), "serve", "--http", "--port", str(port), *self._argv]
@@ -136,12 +137,15 @@ class Deployment:
             [haproxy, "-c", "-f", str(path)], capture_output=True, text=True, check=False
         )
         assert checked.returncode == 0, checked.stdout + checked.stderr
-        self.haproxy = subprocess.Popen(
-            [haproxy, "-db", "-f", str(path)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        self.haproxy_log = self._tmp / "haproxy.log"
+        with self.haproxy_log.open("wb") as log:
+            # In the foreground HAProxy writes each server's change of state to stderr.
+            self.haproxy = subprocess.Popen(
+                [haproxy, "-db", "-f", str(path)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         wait_for(self._frontend_answers, "HAProxy to answer", TIMEOUT)
 
     @property
@@ -169,6 +173,16 @@ class Deployment:
             raise AssertionError(f"no exit after SIGTERM: {replica.output}") from None
         assert code == 0, replica.output
         assert "SIGTERM: not ready" in replica.output
+        # Taken out by its readiness saying 503 while it still answered, before it stopped:
+        # not by a refused connection once it had.
+        assert self.haproxy_log is not None
+        down = [
+            line
+            for line in self.haproxy_log.read_text(errors="replace").splitlines()
+            if f"Server kinetis/r{index + 1} is DOWN" in line
+        ]
+        assert down, self.haproxy_log.read_text(errors="replace")
+        assert "code: 503" in down[-1], down[-1]
         replica.stop()
         port = self.ports[index]
         self.replicas[index] = self.start_replica(port)
