@@ -9,11 +9,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, cast
 
+import pytest
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kinetis_mcp_docs.server.http.access_log import AccessLog, Note
 from kinetis_mcp_docs.server.http.lifecycle import Lifecycle
-from kinetis_mcp_docs.server.http.metrics import RouteMetrics
+from kinetis_mcp_docs.server.http.metrics import BUCKETS, RouteMetrics
 from kinetis_mcp_docs.server.http.ratelimit import RateLimit
 from kinetis_mcp_docs.server.site import IndexState
 from tests.support.processes import wait_for
@@ -109,12 +111,18 @@ def _samples(metrics: RouteMetrics) -> dict[tuple[str, tuple[tuple[str, str], ..
     }
 
 
-def test_metric_labels_take_only_the_routes_own_names_whatever_a_client_sends() -> None:
-    metrics = RouteMetrics()
-    for method, tool in [("ping", None), ("x" * 500, None), ("tools/call", "made-up")]:
+async def _observed(metrics: RouteMetrics, calls: list[tuple[str, str | None, float]]) -> None:
+    for method, tool, seconds in calls:
         note = Note()
         note.method, note.tool = method, tool
-        metrics.observe(note, 200, 0.001)
+        metrics.observe(note, 200, seconds)
+
+
+def test_metric_labels_take_only_the_routes_own_names_whatever_a_client_sends() -> None:
+    metrics = RouteMetrics()
+    calls = [("ping", None, 0.001), ("x" * 500, None, 0.001), ("tools/call", "made-up", 0.001)]
+    asyncio.run(_observed(metrics, calls))
+    metrics.fold()
 
     requests = {
         labels: value
@@ -126,6 +134,33 @@ def test_metric_labels_take_only_the_routes_own_names_whatever_a_client_sends() 
         (("method", "other"), ("status", "200"), ("tool", "")): 1,
         (("method", "tools/call"), ("status", "200"), ("tool", "other")): 1,
     }
+
+
+def test_folded_durations_fill_the_buckets_prometheus_clients_own_observe_would() -> None:
+    durations = [0.0, 0.0005, 0.0007, 0.001, 0.3, 2.5, 9.0, 10.0, 11.0, 600.0]
+    metrics = RouteMetrics()
+    asyncio.run(_observed(metrics, [("ping", None, seconds) for seconds in durations]))
+    metrics.fold()
+    reference = Histogram(
+        "kinetis_docs_request_duration_seconds",
+        "reference",
+        ("method",),
+        buckets=BUCKETS,
+        registry=CollectorRegistry(),
+    )
+    for seconds in durations:
+        reference.labels("ping").observe(seconds)
+    registry = CollectorRegistry()
+    registry.register(reference)
+    expected = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(generate_latest(registry).decode())
+        for sample in family.samples
+        if not sample.name.endswith("_created")
+    }
+
+    found = _samples(metrics)
+    assert {key: found[key] for key in expected} == pytest.approx(expected)
 
 
 def test_the_index_gauges_follow_the_lifecycle() -> None:
@@ -172,3 +207,31 @@ def test_the_access_log_hashes_the_key_under_its_secret() -> None:
     assert "203.0.113.9" not in json.dumps(lines)
     assert lines[0]["key_hash"] != lines[1]["key_hash"]  # no table of addresses maps it back
     assert lines[0]["duration_ms"] == 2.0
+
+
+async def _line_of(note: Note, path: str) -> dict[str, object]:
+    stream = io.StringIO()
+    log = AccessLog(b"salt", stream)
+    log.write({"method": "POST", "path": path}, b"id-2", note, 404, 0.0123456)
+    log.flush()
+    line = json.loads(stream.getvalue())
+    assert isinstance(line, dict)
+    return line
+
+
+def test_a_log_line_is_json_whatever_the_client_named_and_cut_to_its_bounds() -> None:
+    note = Note()
+    note.method = 'a"b\\c\n\u00e9\u2028' + "m" * 200
+    note.tool = "\x00tool"
+    path = '/api/"mcp"\\' + "p" * 300
+
+    line = asyncio.run(_line_of(note, path))
+
+    assert line["rpc_method"] == note.method[:100]
+    assert line["tool"] == "\x00tool"
+    assert line["path"] == path[:200]
+    assert line["key_hash"] is None
+    assert line["http_status"] == 404
+    assert line["duration_ms"] == 12.346
+    assert line["request_id"] == "id-2"
+    assert str(line["time"]).endswith("Z")

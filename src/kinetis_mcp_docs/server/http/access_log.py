@@ -44,6 +44,20 @@ MAX_NAME = 100
 MAX_PATH = 200
 _VISIBLE = bytes(range(0x21, 0x7F))
 _REMEMBERED_KEYS = 4096
+_LINE = (
+    '{"time":"%s.%03dZ","request_id":%s,"pid":%d,"http_method":%s,"path":%s,'
+    '"http_status":%d,"rpc_method":%s,"tool":%s,"duration_ms":%r,"key_hash":%s}'
+)
+
+
+def _json_string(text: str) -> str:
+    return dumps(text)
+
+
+try:  # the C function `json` quotes strings with; `dumps` where there is none
+    from _json import encode_basestring_ascii as _string
+except ImportError:  # pragma: no cover - other Python implementations
+    _string = _json_string
 
 
 class Note:
@@ -59,8 +73,8 @@ class Note:
         self.limited = False
 
 
-def _bounded(text: str | None, most: int) -> str | None:
-    return text if text is None or len(text) <= most else text[:most]
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[:most]
 
 
 class AccessLog:
@@ -101,19 +115,22 @@ class AccessLog:
         if second != self._second:
             self._second = second
             self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
-        line = dumps(
-            {
-                "time": f"{self._stamp}.{int((now - second) * 1000):03d}Z",
-                "request_id": request_id.decode("ascii"),
-                "pid": self._pid,
-                "http_method": scope["method"],
-                "path": _bounded(scope["path"], MAX_PATH),
-                "http_status": status,
-                "rpc_method": _bounded(note.method, MAX_NAME),
-                "tool": _bounded(note.tool, MAX_NAME),
-                "duration_ms": round(seconds * 1000, 3),
-                "key_hash": None if note.key is None else self._hash(note.key),
-            }
+        # Written out rather than by dumping a dictionary (which took half the line's cost):
+        # only what a client chose (its id, the path, the method and tool it named) needs
+        # escaping; the rest is digits, hex and uvicorn's validated method token.
+        method, tool, key = note.method, note.tool, note.key
+        line = _LINE % (
+            self._stamp,
+            int((now - second) * 1000),
+            _string(request_id.decode("ascii")),
+            self._pid,
+            _string(scope["method"]),
+            _string(_cut(scope["path"], MAX_PATH)),
+            status,
+            "null" if method is None else _string(_cut(method, MAX_NAME)),
+            "null" if tool is None else _string(_cut(tool, MAX_NAME)),
+            round(seconds * 1000, 3),
+            "null" if key is None else '"' + self._hash(key) + '"',
         )
         self._lines.append(line)
         if len(self._lines) >= FLUSH_LINES:

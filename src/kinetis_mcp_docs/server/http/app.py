@@ -376,6 +376,7 @@ class McpRoute:
             return BAD_HOST if status == 421 else BAD_ORIGIN
         if scope["method"] not in ("GET", "HEAD"):
             return NOT_GET
+        self._metrics.fold()  # this worker's own figures, up to this request
         loop = asyncio.get_running_loop()
         # Collecting reads every worker's files: off the event loop.
         body, content_type = await loop.run_in_executor(self._threads, self._metrics.exposition)

@@ -23,13 +23,24 @@ figures are this process's own.
 - `kinetis_docs_index_age_seconds`: since the index was last built or found current (of
   the worker whose index is oldest), worked out at the scrape.
 - `kinetis_docs_ready`: 1 when every worker is ready (see `probes`), else 0.
+
+A request's figures are added up in plain dictionaries on the event loop's thread, and
+folded into `prometheus_client`'s values at most `FOLD_SECONDS` later (and before this
+worker answers a scrape, and when it stops): in multiprocess mode each value written is a
+lock and a write into the memory-mapped file, three for a request (its count, its
+histogram bucket, the histogram's sum), which cost a request more than the rest of the
+route. Figures of another worker are therefore up to `FOLD_SECONDS` old at a scrape, far
+below any scrape interval.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
+from bisect import bisect_left
 from collections.abc import Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -51,6 +62,7 @@ OUTCOMES = ("ok", "missing", "failed")
 # From a ping on loopback (well under a millisecond) to the slowest admissible search.
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _UPDATED = "kinetis_docs_index_updated_timestamp_seconds"
+FOLD_SECONDS = 1.0
 
 
 def method_label(method: str | None) -> str:
@@ -121,8 +133,18 @@ class RouteMetrics:
             multiprocess_mode="livemin",
         )
         self._ready.set(0)
-        # Each label combination's child, looked up once: `labels()` checks and locks.
-        self._children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        # (method, tool, status) as the request named them -> requests, seconds in all,
+        # and requests per histogram bucket (the last one +Inf), since the last fold. A
+        # client's made-up method is a key of its own only until the next fold.
+        self._pending: dict[tuple[str | None, str | None, int], list[Any]] = {}
+        self._pending_limited = 0
+        self._fold_due = False
+        # `fold` adds to a histogram child's bucket and sum values directly (an observation
+        # adds one to each): prometheus_client has no call adding many at once. Checked
+        # here, so that a release that renames them stops the start, not a request.
+        probe = self._duration.labels("ping")
+        if not (hasattr(probe, "_sum") and len(getattr(probe, "_buckets", ())) == len(BUCKETS) + 1):
+            raise RuntimeError("prometheus_client's Histogram no longer keeps _sum and _buckets")
 
     @classmethod
     def from_environ(cls) -> RouteMetrics:
@@ -131,30 +153,45 @@ class RouteMetrics:
     # What the route and its parts report.
 
     def observe(self, note: Note, status: int, seconds: float) -> None:
-        """One request answered (or given up on) after `seconds`."""
-        method, tool = note.method, note.tool
-        children = self._children.get((method, tool, status))  # type: ignore[arg-type]
-        if children is None:
-            children = self._children_for(method, tool, status)
-        counter, histogram = children
-        counter.inc()
-        histogram.observe(seconds)
+        """One request answered (or given up on) after `seconds`; on the event loop."""
+        key = (note.method, note.tool, status)
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = self._pending[key] = [0, 0.0, [0] * (len(BUCKETS) + 1)]
+        pending[0] += 1
+        pending[1] += seconds
+        # The first bucket whose bound is at least `seconds`, as prometheus_client picks it.
+        pending[2][bisect_left(BUCKETS, seconds)] += 1
         if note.limited:
-            self._limited.inc()
+            self._pending_limited += 1
+        if not self._fold_due:
+            self._fold_due = True
+            asyncio.get_running_loop().call_later(FOLD_SECONDS, self.fold)
+
+    def fold(self) -> None:
+        """The requests observed since the last fold, into prometheus_client's values."""
+        self._fold_due = False
+        pending, self._pending = self._pending, {}
+        for (method, tool, status), (count, total, buckets) in pending.items():
+            counter, histogram = self._children_for(method, tool, status)
+            counter.inc(count)
+            histogram._sum.inc(total)  # see `__init__`: checked at start
+            values = histogram._buckets
+            for index, added in enumerate(buckets):
+                if added:
+                    values[index].inc(added)
+        if self._pending_limited:
+            self._limited.inc(self._pending_limited)
+            self._pending_limited = 0
 
     def _children_for(
         self, method: str | None, tool: str | None, status: int
     ) -> tuple[Counter, Histogram]:
         labels = method_label(method)
-        children = (
+        return (
             self._requests.labels(labels, tool_label(method, tool), str(status)),
             self._duration.labels(labels),
         )
-        if (method is None or method in METHODS) and (tool is None or tool in TOOLS):
-            # Only label values the route knows are remembered: a made-up method is
-            # counted under `other` each time, never kept.
-            self._children[method, tool, status] = children  # type: ignore[index]
-        return children
 
     def page_fetched(self, outcome: str) -> None:
         self._fetches[outcome].inc()
@@ -183,7 +220,9 @@ class RouteMetrics:
         return generate_latest(registry), CONTENT_TYPE_LATEST.encode("ascii")
 
     def close(self) -> None:
-        """This worker is ending: its "live" gauges no longer count toward the figures."""
+        """This worker is ending: its last requests are folded in, and its "live" gauges no
+        longer count toward the figures."""
+        self.fold()
         if self._dir is not None:
             mark_process_dead(os.getpid(), self._dir)  # type: ignore[no-untyped-call]
 
