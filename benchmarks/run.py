@@ -21,7 +21,15 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from benchmarks import contract, figures, hostile, http_figures, http_hostile, search_figures
+from benchmarks import (
+    contract,
+    figures,
+    hostile,
+    http_figures,
+    http_floor,
+    http_hostile,
+    search_figures,
+)
 from benchmarks.bench import Bench, Settings
 from benchmarks.report import Row, X, failed_row, notes, table, write_json
 from benchmarks.stage import PROJECT_ROOT, staged
@@ -40,6 +48,10 @@ TARGETS = {
     "update_day_newer": "—",
     "http_route": f"≥ 3{X} the peer's req/s; RSS ≤ 3{X} text",
     "http_search": "≤ 5 ms p50",
+    "http_floor": (
+        f"≥ {http_floor.TARGETS['quiet']:.2f}{X} the bare ASGI app, "
+        f"≥ {http_floor.TARGETS['observed']:.2f}{X} with metrics and the JSON log"
+    ),
     "bombs": f"≤ {hostile.BOMB_BUDGET_MIB:g} MiB",
     "stalled_reader": f"≤ {hostile.STALL_TARGET_SECONDS:g} s",
     "http_hostile": (
@@ -67,6 +79,7 @@ FIGURES: tuple[tuple[str, Callable[[Bench], list[Row]]], ...] = (
     ("http_search", http_figures.search_in_process),
     ("bombs", hostile.bombs),
     ("stalled_reader", hostile.stalled_reader),
+    ("http_floor", http_floor.http_floor),
     ("http_hostile", http_hostile.hostile_shapes),
     ("http_rate_keys", http_hostile.rate_limit_keys),
     ("search_quality", search_figures.search_quality),

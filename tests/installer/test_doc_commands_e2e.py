@@ -81,6 +81,7 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/nox -s bench -- --only spawn": _BENCH,
     ".venv/bin/nox -s bench -- --only http_route,http_search": _BENCH,
     ".venv/bin/nox -s bench -- --only http_hostile,http_rate_keys": _BENCH,
+    ".venv/bin/nox -s bench -- --only http_floor": _BENCH,
     "pipx run --spec kinetis-mcp-docs kinetis-docs setup": _NOT_PUBLISHED,
     "pipx run --spec kinetis-mcp-docs kinetis-docs setup codex": _NOT_PUBLISHED,
     "PIP_INDEX_URL=https://pypi.example.internal/simple pipx run --spec kinetis-mcp-docs "

@@ -457,6 +457,8 @@ HEAVY_MODULES = {
     "kinetis_mcp_docs.server.tools.site_tools",
     "limits",
     "uvicorn",
+    "prometheus_client",
+    "redis",
 }
 
 

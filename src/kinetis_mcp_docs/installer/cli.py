@@ -207,6 +207,9 @@ _HTTP_ONLY = (
     "body_timeout",
     "idle_timeout",
     "max_connections",
+    "drain_seconds",
+    "metrics",
+    "access_log",
 )
 _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 
@@ -322,6 +325,28 @@ class _ServeCommand(click.Command):
     ),
 )
 @click.option(
+    "--drain-seconds",
+    type=click.FloatRange(min=0, max=3600),
+    default=None,
+    metavar="SECONDS",
+    help=(
+        "--http: after SIGTERM, keep answering this long while /readyz says 503, then "
+        "stop.  [default: 5]"
+    ),
+)
+@click.option(
+    "--metrics",
+    is_flag=True,
+    default=None,
+    help="--http: serve Prometheus metrics at GET /metrics.",
+)
+@click.option(
+    "--access-log",
+    type=click.Choice(["text", "json"]),
+    default=None,
+    help="--http: a line per request (uvicorn's), or one JSON object each.  [default: text]",
+)
+@click.option(
     "--no-access-log",
     "quiet",
     is_flag=True,
@@ -342,7 +367,7 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
     if docs_dir is not None and not os.path.isdir(docs_dir):  # noqa: PTH112
         # The stdio server's own words for it, whichever way it is reached.
         raise _OneLineUsage(f"--docs-dir {docs_dir}: not a directory")
-    given = [name for name in (*_HTTP_ONLY, *_HTTP_LISTS) if options[name]]
+    given = [name for name in (*_HTTP_ONLY, *_HTTP_LISTS) if options[name] not in (None, ())]
     if not http:
         if given:
             flag = "--" + given[0].replace("_", "-")
@@ -363,6 +388,8 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
             err=True,
         )
         sys.exit(1)
+    if options["quiet"] and options["access_log"]:
+        raise _OneLineUsage("--access-log and --no-access-log cannot be given together")
     environ = _http_environ(docs_dir, options)
     host = options["host"] or "127.0.0.1"
     port = 8000 if options["port"] is None else options["port"]
@@ -390,6 +417,9 @@ _HTTP_VARIABLES = {
     "body_timeout": ("KINETIS_DOCS_BODY_TIMEOUT", "--body-timeout"),
     "idle_timeout": ("KINETIS_DOCS_IDLE_TIMEOUT", "--idle-timeout"),
     "max_connections": ("KINETIS_DOCS_MAX_CONNECTIONS", "--max-connections"),
+    "drain_seconds": ("KINETIS_DOCS_DRAIN_SECONDS", "--drain-seconds"),
+    "metrics": ("KINETIS_DOCS_METRICS", "--metrics"),
+    "access_log": ("KINETIS_DOCS_ACCESS_LOG", "--access-log"),
 }
 
 
@@ -399,11 +429,11 @@ def _http_environ(docs_dir: str | None, options: dict[str, Any]) -> dict[str, st
     environ: dict[str, str] = {}
     for name, (variable, _option) in _HTTP_VARIABLES.items():
         value = given[name]
-        if not value:
+        if value is None or value == ():  # not given (`--drain-seconds 0` is given)
             continue
         if name == "docs_dir":
             environ[variable] = os.path.abspath(value)  # noqa: PTH100
-        elif name == "private":
+        elif value is True:  # a flag
             environ[variable] = "1"
         elif isinstance(value, tuple):
             environ[variable] = ",".join(value)

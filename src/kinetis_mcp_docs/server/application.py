@@ -29,6 +29,8 @@ from .unavailable import unavailable_as
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .site import SitePages
     from .sources.page_source import PageSource
     from .tools.base import Toolset
@@ -81,13 +83,16 @@ class DocsApplication:
         docs_dir: str | None = None,
         ranking: str = "owndocs",
         local_pages: str | None = None,
+        fetch_observer: Callable[[str], None] | None = None,
     ) -> None:
         """`source` serves the catalogue (the live origin by default); `docs_dir`, instead,
         a directory holding its pages as `<slug>.md`, read on every call, which the
         instructions then name. `pages_root`, when given, is the local tree the HTTP
         route's tools serve instead of the catalogue. `ranking` is how `search_docs`
         ranks: `owndocs` (the contract's) or `relevance`. `local_pages`, 1.0's way to name
-        the directory a `source` of the host's reads, still names it in the instructions."""
+        the directory a `source` of the host's reads, still names it in the instructions.
+        `fetch_observer` is told the outcome of every page the site tools read (`site`
+        names them), for a host's metrics."""
         if source is not None and docs_dir is not None:
             raise ValueError("give a page source or a docs directory, not both")
         named = docs_dir if docs_dir is not None else local_pages
@@ -98,6 +103,7 @@ class DocsApplication:
         self._tools = doc_toolset(self._page_text)
         self._pages_root = pages_root
         self._ranking = ranking
+        self._fetch_observer = fetch_observer
         self._site: tuple[SitePages, Toolset] | None = None
 
     @property
@@ -138,6 +144,11 @@ class DocsApplication:
         the local tree of `pages_root`, else the catalogue read through the page source."""
         return self._site_parts()[1]
 
+    def site_pages(self) -> SitePages:
+        """The pages `site_tools()` serves, whose index a host may build before the first
+        search (`prepare`) and keep current (`keep_current`)."""
+        return self._site_parts()[0]
+
     def close(self) -> None:
         with self._source_lock:
             site, self._site = self._site, None
@@ -154,10 +165,11 @@ class DocsApplication:
                 from .site import CataloguePages, TreePages  # noqa: PLC0415
                 from .tools.site_tools import site_toolset  # noqa: PLC0415
 
+                observe = self._fetch_observer
                 pages: SitePages = (
-                    CataloguePages(self._page_source, ranking=self._ranking)
+                    CataloguePages(self._page_source, ranking=self._ranking, observe=observe)
                     if self._pages_root is None
-                    else TreePages(self._pages_root, ranking=self._ranking)
+                    else TreePages(self._pages_root, ranking=self._ranking, observe=observe)
                 )
                 self._site = (pages, site_toolset(pages))
             return self._site

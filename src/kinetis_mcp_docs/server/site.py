@@ -30,15 +30,22 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Protocol
 
 from . import catalogue
-from .exceptions import RejectedUrl
+from .exceptions import PageUnavailable, RejectedUrl
 from .search_index import OWNDOCS, Hit, SearchIndex
 from .sources.page_source import PageFetchError, PageSource
 from .sources.tree_files import PageFiles, Signature, read_inside, read_page
 from .sources.tree_watch import TreeWatch
 from .unavailable import unavailable_as
+
+# What a page read comes to, as a site's `observe` is told it: read, no such page, or a
+# page that could not be read (an origin failing, a file over the bounds).
+READ = "ok"
+MISSING = "missing"
+FAILED = "failed"
 
 INDEX_TTL_SECONDS = 60.0
 # inotify reports only this machine's changes: on a network filesystem a file another
@@ -47,8 +54,34 @@ TREE_LOOK_SECONDS = 60.0
 _FETCH_WORKERS = 8
 
 
+def _ignore(_outcome: str) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """What a site's search index is like now, for a readiness probe and the metrics."""
+
+    built: bool  # built (or, for a tree, brought up to date) at least once
+    pages: int  # the pages it holds
+    updated_at: float  # when it was last built or found current (`time.time()`); 0 if never
+    problem: str | None  # why the pages cannot be served now, or None
+
+
 class SitePages(Protocol):
     """A set of pages addressed by URL path."""
+
+    def prepare(self) -> None:
+        """Build the search index now (it is otherwise built by the first search)."""
+        ...
+
+    def keep_current(self) -> None:
+        """Bring the index up to date if it is due, as a search would, without a search."""
+        ...
+
+    def index_state(self) -> IndexState:
+        """The index as it is now; cheap enough for every readiness probe."""
+        ...
 
     def read(self, segments: tuple[str, ...], path: str) -> str | None:
         """The text, exactly as stored, of the page `segments` names, or None when there is
@@ -86,8 +119,11 @@ class CataloguePages:
         ttl: float = INDEX_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
         ranking: str = OWNDOCS,
+        observe: Callable[[str], None] | None = None,
     ) -> None:
         self._source = source
+        self._observe = observe or _ignore
+        self._updated_at = 0.0  # wall clock, for `index_state`
         self._ranking = ranking
         self._ttl = ttl
         self._clock = clock
@@ -105,9 +141,33 @@ class CataloguePages:
         elif len(segments) == 1 and segments[0] in catalogue.SLUGS:
             slug = segments[0]
         else:
+            self._observe(MISSING)
             return None
-        with unavailable_as(path):
-            return self._source().fetch(slug)
+        try:
+            with unavailable_as(path):
+                text = self._source().fetch(slug)
+        except PageUnavailable:
+            self._observe(FAILED)
+            raise
+        self._observe(READ)
+        return text
+
+    def prepare(self) -> None:
+        self._current_index()
+
+    def keep_current(self) -> None:
+        with self._lock:
+            if self._index is not None:
+                self._rebuild_if_due()
+
+    def index_state(self) -> IndexState:
+        with self._lock:
+            index, unreadable, updated_at = self._index, self._unreadable, self._updated_at
+        pages = 0 if index is None else len(index)
+        problem = None
+        if index is not None and not pages and unreadable is not None:
+            problem = f"none of the {len(catalogue.PAGES)} pages could be read ({unreadable})"
+        return IndexState(index is not None, pages, updated_at, problem)
 
     def search(self, query: str, limit: int) -> list[Hit]:
         index = self._current_index()
@@ -125,12 +185,8 @@ class CataloguePages:
     def _current_index(self) -> SearchIndex:
         with self._lock:
             index = self._index
-            due = index is not None and self._clock() - self._built_at >= self._ttl
-            if due and self._rebuild is None and not self._closed:
-                self._rebuild = threading.Thread(
-                    target=self._rebuild_in_background, name="kinetis-docs index", daemon=True
-                )
-                self._rebuild.start()
+            if index is not None:
+                self._rebuild_if_due()
         if index is not None:
             return index
         with self._first_build:  # the first searches wait for one build, not one each
@@ -140,7 +196,17 @@ class CataloguePages:
             built = self._build()
             with self._lock:
                 self._index, self._built_at = built, self._clock()
+                self._updated_at = time.time()
             return built
+
+    def _rebuild_if_due(self) -> None:
+        """Start a rebuild in the background if the index is a `ttl` old (lock held)."""
+        due = self._clock() - self._built_at >= self._ttl
+        if due and self._rebuild is None and not self._closed:
+            self._rebuild = threading.Thread(
+                target=self._rebuild_in_background, name="kinetis-docs index", daemon=True
+            )
+            self._rebuild.start()
 
     def _rebuild_in_background(self) -> None:
         built = None
@@ -156,6 +222,7 @@ class CataloguePages:
             self._built_at = self._clock()
             if built is not None:
                 self._index = built
+                self._updated_at = time.time()
             self._rebuild = None
 
     def _build(self) -> SearchIndex:
@@ -175,12 +242,15 @@ class CataloguePages:
 
     def _fetched_or_none(self, slug: str, reasons: list[str]) -> str | None:
         try:
-            return self._source().fetch(slug)
+            text = self._source().fetch(slug)
         except PageFetchError as error:
+            self._observe(FAILED)
             reasons.append(error.reason)
             if not self._closed:
                 _log(f"search index: left out {error.url}: {error.reason}")
             return None
+        self._observe(READ)
+        return text
 
 
 def release_freed_memory() -> None:
@@ -212,10 +282,13 @@ class TreePages:
         *,
         clock: Callable[[], float] = time.monotonic,
         ranking: str = OWNDOCS,
+        observe: Callable[[str], None] | None = None,
     ) -> None:
         # As given, not resolved: a root that is a symlink is followed where it leads now.
         self.root = os.path.abspath(root)  # noqa: PTH100 - str paths throughout
         self._clock = clock
+        self._observe = observe or _ignore
+        self._updated_at = 0.0  # wall clock: when the index was last found current
         self._looked_at = -TREE_LOOK_SECONDS  # when the tree was last looked at whole
         self._lock = threading.Lock()  # one refresh at a time; never held over a search
         self._index = SearchIndex(ranking)
@@ -227,11 +300,33 @@ class TreePages:
         self._stale = True  # the next search must look at the disk whatever inotify says
 
     def read(self, segments: tuple[str, ...], path: str) -> str | None:
-        with unavailable_as(path):
-            return read_page(os.path.realpath(self.root), segments)
+        try:
+            with unavailable_as(path):
+                text = read_page(os.path.realpath(self.root), segments)
+        except PageUnavailable:
+            self._observe(FAILED)
+            raise
+        self._observe(MISSING if text is None else READ)
+        return text
 
     def search(self, query: str, limit: int) -> list[Hit]:
         return self._current_index().search(query, limit)
+
+    def prepare(self) -> None:
+        self._current_index()
+
+    def keep_current(self) -> None:
+        self._current_index()
+
+    def index_state(self) -> IndexState:
+        real_root = os.path.realpath(self.root)
+        problem = None
+        if not os.path.isdir(real_root):  # noqa: PTH112 - str paths throughout
+            problem = f"the pages directory {self.root} is not a directory"
+        elif not os.access(real_root, os.R_OK | os.X_OK):
+            problem = f"the pages directory {self.root} cannot be read"
+        updated_at = self._updated_at
+        return IndexState(updated_at > 0, len(self._index), updated_at, problem)
 
     def close(self) -> None:
         with self._lock:
@@ -257,6 +352,7 @@ class TreePages:
             due = self._clock() - self._looked_at >= TREE_LOOK_SECONDS
             if moved or due or self._stale or self._watch is None or self._watch.changed():
                 self._refresh(real_root)
+            self._updated_at = time.time()
             return self._index
 
     def _refresh(self, real_root: str) -> None:
@@ -285,7 +381,7 @@ class TreePages:
             # What each URL holds once the new index is in: recorded only then, so an index
             # that failed to build leaves `_seen` describing the index still in use.
             settled: dict[str, tuple[str, Signature] | None] = {}
-            texts = _page_texts(real_root, gone, changed, found, settled)
+            texts = _page_texts(real_root, gone, changed, found, settled, observe=self._observe)
             self._index = self._index.changed(texts)
             for url, seen in settled.items():
                 if seen is None:
@@ -304,6 +400,8 @@ def _page_texts(
     changed: list[str],
     found: dict[str, tuple[str, Signature]],
     settled: dict[str, tuple[str, Signature] | None],
+    *,
+    observe: Callable[[str], None],
 ) -> Iterator[tuple[str, str | None]]:
     """Each URL with its page's text now, or None to leave it out (gone or unreadable), one
     page at a time; what each URL then holds goes into `settled`."""
@@ -319,5 +417,6 @@ def _page_texts(
             _log(f"search index: left out {name}: {error.reason}")
         except RejectedUrl:
             _log(f"search index: left out {name}: it now lies outside the tree")
+        observe(FAILED if text is None else READ)
         settled[url] = None if text is None else found[url]
         yield url, text

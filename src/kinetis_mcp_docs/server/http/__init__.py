@@ -10,6 +10,7 @@ imports this package. `create_app` is the ASGI factory, configured from the envi
 from __future__ import annotations
 
 from .. import reasons
+from .access_log import AccessLog
 from .app import McpRoute
 from .bounds import ConnectionBounds
 from .settings import Settings
@@ -24,7 +25,15 @@ def create_app() -> McpRoute:
     reasons.to_stderr()
     settings = Settings.from_environ()
     ConnectionBounds.from_environ()  # a bound that cannot be used stops the start, here
-    return McpRoute(settings)
+    metrics = access_log = None
+    if settings.metrics:
+        # Imported here: prometheus_client is needed only with metrics on.
+        from .metrics import RouteMetrics  # noqa: PLC0415
+
+        metrics = RouteMetrics.from_environ()
+    if settings.access_log == "json":
+        access_log = AccessLog.from_environ()
+    return McpRoute(settings, metrics=metrics, access_log=access_log)
 
 
 __all__ = ["McpRoute", "Settings", "create_app"]

@@ -67,6 +67,15 @@ class SlidingWindowCounter:
         now = self._clock()
         entries = self._entries
         entry = entries.get(key)
+        if entry is not None and now < entry[0] and not entry[2]:
+            # The common case, a key inside its first window (or one whose previous window
+            # was empty): no weight to work out, a lookup, a move and a store.
+            end, current, _ = entry
+            entries.move_to_end(key)
+            if current < self._amount:
+                entries[key] = (end, current + 1, 0)
+                return 0
+            return max(1, math.ceil(end - now))
         if entry is None:
             self._make_room(now)
             end, current, previous = now + WINDOW_SECONDS, 0, 0

@@ -61,12 +61,22 @@ def _without_port(host: str) -> str:
     return host.partition(":")[0]
 
 
+# `Host` values whose answer is remembered, per guard: a client may send any name it likes,
+# so the memory is bounded; past the bound the answer is worked out again (a microsecond).
+_REMEMBERED_HOSTS = 256
+
+
 class RebindingGuard:
     """Decides whether a request on a loopback connection names this machine."""
 
     def __init__(self, allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...]) -> None:
         self._hosts = LOOPBACK_NAMES | {_without_port(host).lower() for host in allowed_hosts}
         self._origins = frozenset(origin.rstrip("/").lower() for origin in allowed_origins)
+        # (local address, Host as sent) -> the answer to a request without `Origin`, with
+        # `Host` sent once: nearly every request to a server comes with the same few, and
+        # working it out anew cost more than the rest of the guard. The route looks here
+        # first (a lookup); `refusal` fills it.
+        self.answers: dict[tuple[str | None, bytes | None], int] = {}
 
     def refusal(
         self,
@@ -76,6 +86,18 @@ class RebindingGuard:
         repeated: frozenset[str],
     ) -> int:
         """0 when the request may go on, else the status to answer (421 or 403)."""
+        answer = self._refusal(local_address, host, origin, repeated)
+        if origin is None and not repeated and len(self.answers) < _REMEMBERED_HOSTS:
+            self.answers[local_address, None if host is None else host.encode("latin-1")] = answer
+        return answer
+
+    def _refusal(
+        self,
+        local_address: str | None,
+        host: str | None,
+        origin: str | None,
+        repeated: frozenset[str],
+    ) -> int:
         if "host" in repeated:
             return 421  # on any connection: no reader can tell which one was meant
         if local_address is None:

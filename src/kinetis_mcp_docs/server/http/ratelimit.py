@@ -15,6 +15,7 @@ the documentation down with it.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sys
 import time
@@ -50,6 +51,8 @@ class RateLimit:
 
     `max_keys` and `clock` are the memory counter's (see `counter`); a shared storage
     keeps its own keys, each expiring two minutes after its last request.
+    `on_storage_error` is called for every failed call to the storage (the metrics count
+    them).
     """
 
     def __init__(
@@ -59,9 +62,16 @@ class RateLimit:
         *,
         max_keys: int = MAX_KEYS,
         clock: Callable[[], float] = time.monotonic,
+        on_storage_error: Callable[[], None] | None = None,
     ) -> None:
         self._asked_again_at = 0.0  # monotonic; the storage is not asked before then
         self._reported_at = -math.inf
+        self._on_error = on_storage_error
+        # What the last call to the storage said: None before any, else the reason it
+        # failed ("" when it answered), and when (monotonic).
+        self._last_problem: str | None = None
+        self._last_contact = -math.inf
+        self._checking: asyncio.Task[None] | None = None
         self._memory: SlidingWindowCounter | None = None
         if storage_uri.startswith("memory"):
             self._memory = SlidingWindowCounter(per_minute, max_keys=max_keys, clock=clock)
@@ -72,8 +82,15 @@ class RateLimit:
             f"async+{storage_uri}", wrap_exceptions=True, implementation="redispy", **REDIS_TIMEOUTS
         )
         assert isinstance(storage, Storage)  # noqa: S101 - an async+ scheme gives an async one
+        self._storage = storage
         self._limiter = SlidingWindowCounterRateLimiter(storage)
         self._item = RateLimitItemPerMinute(per_minute)
+
+    @property
+    def memory(self) -> SlidingWindowCounter | None:
+        """The in-memory count, which a caller may `hit` directly (no coroutine); None
+        when the count is shared."""
+        return self._memory
 
     async def retry_after(self, key: str) -> int:
         """0 when this request is allowed (and counted), else seconds until one will be."""
@@ -84,22 +101,66 @@ class RateLimit:
             return 0
         try:
             if await self._limiter.hit(self._item, _NAMESPACE, key):
+                self._answered()
                 return 0
             stats = await self._limiter.get_window_stats(self._item, _NAMESPACE, key)
         except StorageError as error:
             self._unreachable(error.storage_error)
             return 0
+        self._answered()
         return max(1, math.ceil(stats.reset_time - time.time()))
+
+    def storage_problem(self) -> str | None:
+        """Why the shared storage could not be reached at its last call, or None when it
+        answered (or none is used, or it has not been called yet)."""
+        return self._last_problem or None
+
+    def storage_answered(self) -> bool | None:
+        """Whether the shared storage answered its last call; None before any call."""
+        return None if self._last_problem is None else not self._last_problem
+
+    @property
+    def shared(self) -> bool:
+        return self._memory is None
+
+    def refresh_in_background(self) -> None:
+        """Ask the shared storage whether it answers, without waiting for it, unless it was
+        asked within `STORAGE_RETRY_SECONDS`: what readiness reports is then at most that
+        old, even when no request has needed the storage."""
+        if self._memory is not None or self._checking is not None:
+            return
+        if time.monotonic() - self._last_contact < STORAGE_RETRY_SECONDS:
+            return
+        self._checking = asyncio.get_running_loop().create_task(self._check())
+
+    async def _check(self) -> None:
+        try:
+            if await self._storage.check():
+                self._answered()
+            else:
+                self._unreachable(ConnectionError("the storage did not answer PING"))
+        except Exception as error:  # noqa: BLE001 - any failure of the check is an outage
+            self._unreachable(getattr(error, "storage_error", error))
+        finally:
+            self._checking = None
+
+    def _answered(self) -> None:
+        self._last_problem = ""
+        self._last_contact = time.monotonic()
 
     def _unreachable(self, error: Exception) -> None:
         now = time.monotonic()
         self._asked_again_at = now + STORAGE_RETRY_SECONDS
+        self._last_contact = now
+        detail = " ".join(str(error).split())[:200]
+        reason = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+        self._last_problem = reason
+        if self._on_error is not None:
+            self._on_error()
         if now - self._reported_at < REPORT_EVERY_SECONDS:
             return
         self._reported_at = now
         # The error names the storage's host, never a key (a token's digest at most).
-        detail = " ".join(str(error).split())[:200]
-        reason = f"{type(error).__name__}: {detail}" if detail else type(error).__name__
         print(
             f"kinetis-docs: rate limit: the limit storage is unreachable ({reason}); "
             "serving requests without the limit",

@@ -18,7 +18,7 @@ application's one error table. The envelope is read by the stdio server's own ch
 
 from __future__ import annotations
 
-from ..codec import LongInteger, dumps
+from ..codec import LongInteger, dumps, loads
 from ..errors import ERRORS
 from ..protocol.dispatch import Method, MethodTable
 from ..protocol.errors import (
@@ -29,25 +29,27 @@ from ..protocol.errors import (
     RpcError,
 )
 from ..protocol.jsonrpc import (
+    ABSENT,
     EnvelopeError,
     as_object,
     as_request,
-    decode,
     encode,
     error_message,
-    params_of,
     result_message,
 )
-from .headers import RequestHeaders, decoded_value
+from .headers import decoded_value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..application import DocsApplication
 
 HEADER_MISMATCH = -32020
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 NEWEST_VERSION = SUPPORTED_VERSIONS[-1]
+_SUPPORTED = frozenset(SUPPORTED_VERSIONS)
 VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 TTL_MS = 60_000
@@ -72,117 +74,204 @@ _STATUS = {
 RequestId = str | int
 
 
-class Call:
-    """A request that passed every check before dispatch: run `method` with `params`."""
-
-    __slots__ = ("id", "method", "params")
-
-    def __init__(self, id: RequestId, method: Method, params: dict[str, object]) -> None:  # noqa: A002
-        self.id = id
-        self.method = method
-        self.params = params
-
-
 class Reply:
-    """What to answer without running anything: a status and a body (empty for 202)."""
+    """What to answer without running anything: a status and a body (empty for 202).
 
-    __slots__ = ("body", "status")
+    `name` and `tool` are the method and tool the request named, when it could be read
+    that far, for the access log and the metrics."""
 
-    def __init__(self, status: int, body: bytes) -> None:
+    __slots__ = ("body", "name", "status", "tool")
+
+    def __init__(
+        self, status: int, body: bytes, name: str | None = None, tool: str | None = None
+    ) -> None:
         self.status = status
         self.body = body
-
-
-ACCEPTED = Reply(202, b"")
+        self.name = name
+        self.tool = tool
 
 
 class Encoded:
-    """A result that never changes, encoded once: `tools/list` and `server/discover`."""
+    """A result that never changes, encoded once: `tools/list`, `server/discover`, `ping`,
+    `initialize`. `tail` is the answer after its id, so that an answer is two joins."""
 
-    __slots__ = ("json",)
+    __slots__ = ("json", "tail")
 
     def __init__(self, result: dict[str, object]) -> None:
         self.json = encode(result)
+        self.tail = b',"result":' + self.json + b"}"
+
+
+# A request that passed every check before dispatch: (the method to run, the request's id,
+# its params, the method's name). A tuple, not a class: one is made for every request, and
+# making an instance of a class of ours cost ten times as much.
+Call = tuple[Method, RequestId, dict[str, object], str]
+
+
+def called_tool(call: Call) -> str | None:
+    """The tool a `tools/call` names, as sent; None for any other method."""
+    tool = call[2].get("name") if call[3] == "tools/call" else None
+    return tool if isinstance(tool, str) else None
+
+
+class Fixed(Method):
+    """A method whose result never changes, encoded once: the route answers with `result`
+    without calling anything."""
+
+    __slots__ = ("result",)
+
+    def __init__(self, result: Encoded) -> None:
+        super().__init__(lambda _params: result)
+        self.result = result
+
+
+_HEAD = b'{"jsonrpc":"2.0","id":'
+
+
+def result_body(request_id: RequestId, result: object) -> bytes:
+    """The answer carrying `result` under `request_id`."""
+    if type(result) is Encoded:
+        if type(request_id) is int:  # the common id: its digits are its JSON
+            return _HEAD + b"%d" % request_id + result.tail
+        if isinstance(request_id, LongInteger):
+            # An id too long to convert is echoed as the literal the client sent.
+            return _HEAD + request_id.text.encode("ascii") + result.tail
+        return _HEAD + dumps(request_id, ensure_ascii=True).encode("ascii") + result.tail
+    return result_message(request_id, result)
 
 
 def result_reply(request_id: RequestId, result: object) -> Reply:
-    if isinstance(result, Encoded):
-        # An id too long to convert is echoed as the literal the client sent.
-        request = (
-            request_id.text.encode("ascii")
-            if isinstance(request_id, LongInteger)
-            else dumps(request_id, ensure_ascii=True).encode("ascii")
-        )
-        head = b'{"jsonrpc":"2.0","id":' + request + b',"result":'
-        return Reply(200, head + result.json + b"}")
-    return Reply(200, result_message(request_id, result))
+    return Reply(200, result_body(request_id, result))
 
 
-def error_reply(request_id: RequestId | None, error: RpcError) -> Reply:
-    return Reply(_STATUS.get(error.code, 200), error_message(request_id, error))
+def error_reply(
+    request_id: RequestId | None, error: RpcError, name: str | None = None, tool: str | None = None
+) -> Reply:
+    return Reply(_STATUS.get(error.code, 200), error_message(request_id, error), name, tool)
 
 
-def read_call(body: bytes, headers: RequestHeaders, table: MethodTable) -> Call | Reply:
-    """The call `body` asks for, or the reply it gets without running anything."""
+def read_call(  # noqa: PLR0912 - the envelope's checks, in the contract's order
+    body: bytes, values: Mapping[bytes, bytes], repeated: frozenset[str], table: MethodTable
+) -> Call | Reply:
+    """The call `body` asks for, or the reply it gets without running anything. `values`
+    and `repeated` are the request's headers, as `RequestHeaders` reads them."""
     # A version header the route does not speak is refused before the body is read.
-    if "mcp-protocol-version" not in headers.repeated:
-        unsupported = _unsupported(headers.get("mcp-protocol-version"))
+    version = values.get(b"mcp-protocol-version")
+    if version is not None and "mcp-protocol-version" not in repeated:
+        unsupported = _unsupported(version.decode("latin-1"))
         if unsupported is not None:
             return error_reply(None, unsupported)
     try:
-        message = decode(body)
-        if isinstance(message, list):
+        try:
+            # `jsonrpc.decode`, written out: a call fewer for every request.
+            message = loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return error_reply(None, RpcError(PARSE_ERROR, "Parse error"))
+        if type(message) is dict:
+            envelope = message
+        elif isinstance(message, list):
             return error_reply(None, RpcError(INVALID_REQUEST, "Batch requests are not supported"))
-        envelope = as_object(message)
+        else:
+            envelope = as_object(message)  # refused: not an object
         if "id" not in envelope:
-            return ACCEPTED  # a notification: nothing to answer, nothing to run
-        request = as_request(envelope)
+            # A notification: nothing to answer, nothing to run.
+            named = envelope.get("method")
+            return Reply(202, b"", named if isinstance(named, str) else None)
+        request_id = envelope["id"]
+        name = envelope.get("method")
+        if (
+            (type(request_id) is int or type(request_id) is str)
+            and type(name) is str
+            and name
+            and envelope.get("jsonrpc") == "2.0"
+        ):
+            # The common request, valid at a glance: what `as_request` would make of it.
+            params = envelope.get("params", ABSENT)
+        else:
+            request = as_request(envelope)  # every refusal, with its id, as the stdio server
+            request_id, name, params = request.id, request.method, request.params
     except EnvelopeError as rejected:
         return error_reply(rejected.id, rejected.error)
+    if params is ABSENT:
+        params = {}
+    elif type(params) is not dict:
+        return error_reply(
+            request_id, RpcError(INVALID_PARAMS, "Invalid params: params must be an object."), name
+        )
+    problem = None
+    if (
+        repeated
+        or b"mcp-protocol-version" in values
+        or b"mcp-name" in values
+        or "_meta" in params
+        or _disagrees(_latin1(values.get(b"mcp-method")), name)
+    ):
+        # Anything to compare but `Mcp-Method` (the one header most requests carry, and
+        # which `_disagrees` answers at a glance when it is the method itself).
+        problem = header_problem(name, params, values, repeated)
+    if problem is not None:
+        tool = params.get("name") if name == "tools/call" else None
+        return error_reply(request_id, problem, name, tool if isinstance(tool, str) else None)
     try:
-        params = params_of(request)
-        problem = header_problem(request.method, params, headers)
-        if problem is not None:
-            return error_reply(request.id, problem)
-        return Call(request.id, table.resolve(request.method), params)
+        method = table.resolve(name)
     except RpcError as error:
-        return error_reply(request.id, error)
+        return error_reply(request_id, error, name)
+    return (method, request_id, params, name)
 
 
 def header_problem(
-    method: str, params: dict[str, object], headers: RequestHeaders
+    method: str,
+    params: dict[str, object],
+    values: Mapping[bytes, bytes],
+    repeated: frozenset[str],
 ) -> RpcError | None:
     """`-32020` for a routing header sent twice or present and disagreeing with the body,
     `-32022` for a version the route does not speak (named by the header or `_meta`)."""
-    for name in _ROUTING_HEADERS:
-        if name in headers.repeated:
-            return RpcError(
-                HEADER_MISMATCH, f"Header mismatch: {_SPELLING[name]} appears more than once"
-            )
+    if repeated:
+        for name in _ROUTING_HEADERS:
+            if name in repeated:
+                return RpcError(
+                    HEADER_MISMATCH, f"Header mismatch: {_SPELLING[name]} appears more than once"
+                )
     meta = params.get("_meta")
-    body_version = meta.get(VERSION_META_KEY) if isinstance(meta, dict) else None
-    header_version = headers.get("mcp-protocol-version")
-    if header_version is not None and body_version is not None and header_version != body_version:
+    body_version = meta.get(VERSION_META_KEY) if type(meta) is dict else None
+    version = values.get(b"mcp-protocol-version")
+    if (
+        version is not None
+        and body_version is not None
+        and version.decode("latin-1") != body_version
+    ):
         return _mismatch("mcp-protocol-version", "params._meta protocol version")
-    if _disagrees(headers.get("mcp-method"), method):
+    sent = values.get(b"mcp-method")
+    if sent is not None and _disagrees(sent.decode("latin-1"), method):
         return _mismatch("mcp-method", "method")
-    if method == "tools/call" and _disagrees(headers.get("mcp-name"), params.get("name")):
-        return _mismatch("mcp-name", "params.name")
-    if body_version is not None and not isinstance(body_version, str):
+    if method == "tools/call":
+        sent = values.get(b"mcp-name")
+        if sent is not None and _disagrees(sent.decode("latin-1"), params.get("name")):
+            return _mismatch("mcp-name", "params.name")
+    if body_version is None:
+        return None
+    if not isinstance(body_version, str):
         return RpcError(INVALID_PARAMS, "Invalid params: the protocol version must be a string.")
     return _unsupported(body_version)
+
+
+def _latin1(value: bytes | None) -> str | None:
+    return None if value is None else value.decode("latin-1")
 
 
 def _disagrees(header: str | None, member: object) -> bool:
     """Whether a header is present and, decoded, is not the body's `member`."""
     if header is None:
         return False
+    if header == member and not header.startswith("=?"):
+        return False  # plainly the same: nothing encoded to decode
     decoded = decoded_value(header)
     return decoded is None or decoded != member
 
 
 def _unsupported(requested: str | None) -> RpcError | None:
-    if requested is None or requested in SUPPORTED_VERSIONS:
+    if requested is None or requested in _SUPPORTED:
         return None
     data = {"supported": list(SUPPORTED_VERSIONS), "requested": requested}
     return RpcError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data)
@@ -220,14 +309,24 @@ def route_methods(application: DocsApplication) -> MethodTable:
         }
     )
 
+    # Every result but a tool's is one of a few fixed documents: each is encoded once.
+    initialized = {
+        version: Encoded(
+            {
+                "resultType": "complete",
+                "protocolVersion": version,
+                "capabilities": capabilities,
+                "serverInfo": info,
+            }
+        )
+        for version in SUPPORTED_VERSIONS
+    }
+    newest = initialized[NEWEST_VERSION]
+    pong = Encoded({})
+
     def initialize(params: dict[str, object]) -> object:
         asked = params.get("protocolVersion")
-        return {
-            "resultType": "complete",
-            "protocolVersion": asked if asked in SUPPORTED_VERSIONS else NEWEST_VERSION,
-            "capabilities": capabilities,
-            "serverInfo": info,
-        }
+        return initialized.get(asked, newest) if isinstance(asked, str) else newest
 
     def call_tool(params: dict[str, object]) -> object:
         return {"resultType": "complete", **tools.call(params.get("name"), params.get("arguments"))}
@@ -235,9 +334,9 @@ def route_methods(application: DocsApplication) -> MethodTable:
     return MethodTable(
         {
             "initialize": Method(initialize),
-            "ping": Method(lambda _params: {}),
-            "server/discover": Method(lambda _params: discovered),
-            "tools/list": Method(lambda _params: listed),
+            "ping": Fixed(pong),
+            "server/discover": Fixed(discovered),
+            "tools/list": Fixed(listed),
             "tools/call": Method(call_tool, blocking=True),
         },
         ERRORS,

@@ -9,21 +9,20 @@ dark, says so at start.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-import inspect
 import os
+import secrets
+import shutil
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
-if TYPE_CHECKING:
-    import socket
-
-    import uvicorn
-
+from .access_log import SALT
 from .bounds import ConnectionBounds
 from .guard import ip_address, is_loopback
-from .settings import ALLOWED_HOSTS, Settings, SettingsError
+from .settings import ALLOWED_HOSTS, MULTIPROCESS_DIR, Settings, SettingsError
 
 FACTORY = "kinetis_mcp_docs.server.http:create_app"
 # uvicorn's httptools protocol with the bounds it lacks (see `connection`), or its h11 twin
@@ -74,7 +73,23 @@ def serve(
     except SettingsError as error:
         print(f"kinetis-docs: {as_typed(error, options or {})}", file=sys.stderr, flush=True)
         return 2
+    with _run_environment(settings):
+        return _run(host, port, workers, settings, access_log=access_log, options=options or {})
+
+
+def _run(
+    host: str,
+    port: int,
+    workers: int,
+    settings: Settings,
+    *,
+    access_log: bool,
+    options: Mapping[str, str],
+) -> int:
     import uvicorn  # noqa: PLC0415 - only the HTTP route needs it
+
+    from .drain import DrainingServer  # noqa: PLC0415 - imports uvicorn
+    from .workers import Workers  # noqa: PLC0415
 
     config = uvicorn.Config(
         FACTORY,
@@ -89,36 +104,44 @@ def serve(
         server_header=False,
         date_header=False,
         log_level="info",
-        access_log=access_log,
+        # The route's JSON log replaces uvicorn's line rather than doubling it.
+        access_log=access_log and settings.access_log != "json",
         timeout_graceful_shutdown=10,
     )
     # Bound here, as `uvicorn.run` binds it, so that the start-up lines can name the address
     # and port the socket really has (`--port 0` picks one).
     listening = config.bind_socket()
-    for line in startup_lines(host, listening.getsockname(), settings, options or {}):
+    for line in startup_lines(host, listening.getsockname(), settings, options):
         print(f"kinetis-docs: {line}", file=sys.stderr, flush=True)
-    server = uvicorn.Server(config)
     try:
         if workers > 1:
-            _supervisor(config, server, listening).run()
-        else:
+            return Workers(config, listening, workers, settings.drain_seconds).run()
+        server = DrainingServer(config, settings.drain_seconds)
+        # A Ctrl-C before the server took the signal over: nothing was being served.
+        with contextlib.suppress(KeyboardInterrupt):
             server.run(sockets=[listening])
-    except KeyboardInterrupt:
-        pass  # a Ctrl-C before the server took the signal over: nothing was being served
+        # uvicorn's own status for a server that never started (its app failed to load).
+        return 0 if server.started else 3
     finally:
         listening.close()
-    # uvicorn's own status for a single worker that never started (its app failed to load).
-    return 3 if workers == 1 and not server.started else 0
 
 
-def _supervisor(config: uvicorn.Config, server: uvicorn.Server, listening: socket.socket) -> Any:
-    """uvicorn's supervisor of worker processes over `listening`, as `uvicorn.run` makes it:
-    older uvicorn releases take the server's `run` as its target, newer ones make their own."""
-    from uvicorn.supervisors import Multiprocess  # noqa: PLC0415
-
-    if "target" in inspect.signature(Multiprocess).parameters:
-        return Multiprocess(config, target=server.run, sockets=[listening])  # type: ignore[call-arg]
-    return Multiprocess(config, sockets=[listening])
+@contextmanager
+def _run_environment(settings: Settings) -> Iterator[None]:
+    """What every worker of this run shares through its environment: the directory the
+    metrics of all workers are summed in (made for the run, removed after, unless the
+    operator named one), and the secret the access log hashes keys with."""
+    made = None
+    if settings.metrics and not os.environ.get(MULTIPROCESS_DIR):
+        made = tempfile.mkdtemp(prefix="kinetis-docs-metrics-")
+        os.environ[MULTIPROCESS_DIR] = made
+    if settings.access_log == "json" and not os.environ.get(SALT):
+        os.environ[SALT] = secrets.token_hex(16)
+    try:
+        yield
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 def startup_lines(

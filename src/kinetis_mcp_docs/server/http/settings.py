@@ -21,6 +21,12 @@ with uvicorn workers) configured by the same variables runs the same route.
   `X-Forwarded-For` counts (loopback by default).
 - `KINETIS_DOCS_ALLOWED_HOSTS`, `KINETIS_DOCS_ALLOWED_ORIGINS`: more `Host` names and
   `Origin`s accepted on a loopback connection.
+- `KINETIS_DOCS_METRICS`: true, `GET /metrics` answers in Prometheus' text format (see
+  `metrics`); otherwise it is 404.
+- `KINETIS_DOCS_ACCESS_LOG`: `json`, one JSON object per request on stderr (see
+  `access_log`); `text` or nothing, none of the route's own (uvicorn's line, if on).
+- `KINETIS_DOCS_DRAIN_SECONDS`: after SIGTERM, how long `serve --http` goes on answering
+  while readiness says 503, before it stops accepting (5; 0 stops at once).
 
 Both switches read `true`, `1`, `yes` as true and `false`, `0`, `no` or nothing as false,
 in any case; anything else is refused, since a mistyped switch that silently meant "public"
@@ -30,6 +36,7 @@ would open a route its operator meant to keep dark.
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,10 +44,15 @@ from dataclasses import dataclass, field
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 DEFAULT_RATE_LIMIT = 60
+DEFAULT_DRAIN_SECONDS = 5.0
+MAX_DRAIN_SECONDS = 3600.0
+ACCESS_LOG_FORMATS = ("text", "json")
 DEFAULT_STORAGE = "memory://"
 RANKINGS = ("owndocs", "relevance")
 LOOPBACK_NETWORKS = ("127.0.0.0/8", "::1/128")
 ALLOWED_HOSTS = "KINETIS_DOCS_ALLOWED_HOSTS"
+# prometheus_client's own variable: where every worker's metrics are kept (see `metrics`).
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 
 class SettingsError(ValueError):
@@ -88,6 +100,9 @@ class Settings:
     )
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    metrics: bool = False
+    access_log: str = ACCESS_LOG_FORMATS[0]
+    drain_seconds: float = DEFAULT_DRAIN_SECONDS
 
     @property
     def dark(self) -> bool:
@@ -113,6 +128,11 @@ class Settings:
         if ranking not in RANKINGS:
             raise SettingsError(f"KINETIS_DOCS_RANKING={ranking!r}: use owndocs or relevance")
         proxies = env.get("KINETIS_DOCS_TRUSTED_PROXIES")
+        access_log = (env.get("KINETIS_DOCS_ACCESS_LOG") or ACCESS_LOG_FORMATS[0]).strip().lower()
+        if access_log not in ACCESS_LOG_FORMATS:
+            raise SettingsError.of(
+                "KINETIS_DOCS_ACCESS_LOG", env["KINETIS_DOCS_ACCESS_LOG"], "use text or json"
+            )
         return cls(
             token=_token(env.get("MCP_BEARER_TOKEN") or None),
             private=_switch(env, "KINETIS_DOCS_PRIVATE"),
@@ -127,7 +147,28 @@ class Settings:
             ),
             allowed_hosts=_names(env.get(ALLOWED_HOSTS, "")),
             allowed_origins=_names(env.get("KINETIS_DOCS_ALLOWED_ORIGINS", "")),
+            metrics=_switch(env, "KINETIS_DOCS_METRICS"),
+            access_log=access_log,
+            drain_seconds=_drain_seconds(env),
         )
+
+
+def _drain_seconds(env: Mapping[str, str]) -> float:
+    text = env.get("KINETIS_DOCS_DRAIN_SECONDS")
+    if text is None:
+        return DEFAULT_DRAIN_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    # A bound, not a wish: a drain of hours would hold a deploy, and SIGKILL would end it.
+    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_DRAIN_SECONDS):
+        raise SettingsError.of(
+            "KINETIS_DOCS_DRAIN_SECONDS",
+            text,
+            f"not a number of seconds from 0 to {MAX_DRAIN_SECONDS:g}",
+        )
+    return seconds
 
 
 _TRUE = frozenset({"true", "1", "yes"})

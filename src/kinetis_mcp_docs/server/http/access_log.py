@@ -1,0 +1,162 @@
+"""`--access-log json`: one JSON object per request, on stderr.
+
+    {"time": "2026-07-28T09:14:03.512Z", "request_id": "3f9c0a1b-1", "pid": 4711,
+     "http_method": "POST", "path": "/api/mcp", "http_status": 200,
+     "rpc_method": "tools/call", "tool": "search_docs", "duration_ms": 2.731,
+     "key_hash": "9b1e55c0d7a4f2e8"}
+
+- `request_id`: the request's `X-Request-Id` when it is 1 to 200 visible ASCII
+  characters, else one made up (this worker's random prefix and a count), so that a line
+  can be found from either end; the answer carries it back in `X-Request-Id`.
+- `rpc_method` and `tool`: as the request named them (cut to 100 characters), null when
+  there was no JSON-RPC call to read, and `tool` null unless a `tools/call`.
+- `duration_ms`: from the request's arrival at the application to its answer.
+  `http_status` 499 is a client that left before its body was whole (nothing answered).
+- `key_hash`: the rate-limit key (a token's digest, or an address), hashed with BLAKE2b
+  under a secret, so that one client's requests can be followed without its address
+  being written anywhere; null for a request no key was worked out for (a probe). The
+  secret is `KINETIS_DOCS_ACCESS_LOG_SALT`; `serve --http` makes one for its run when it
+  is unset, shared by its workers. The token itself never appears.
+
+Lines are written together, within `FLUSH_SECONDS` of their request (or every
+`FLUSH_LINES`), in one write each time: a write per request cost more than the rest of
+the log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import os
+import secrets
+import sys
+import time
+from typing import Any
+
+from ..codec import dumps
+
+SALT = "KINETIS_DOCS_ACCESS_LOG_SALT"
+FLUSH_SECONDS = 0.1
+FLUSH_LINES = 256
+MAX_REQUEST_ID = 200
+MAX_NAME = 100
+MAX_PATH = 200
+_VISIBLE = bytes(range(0x21, 0x7F))
+_REMEMBERED_KEYS = 4096
+_LINE = (
+    '{"time":"%s.%03dZ","request_id":%s,"pid":%d,"http_method":%s,"path":%s,'
+    '"http_status":%d,"rpc_method":%s,"tool":%s,"duration_ms":%r,"key_hash":%s}'
+)
+
+
+def _json_string(text: str) -> str:
+    return dumps(text)
+
+
+try:  # the C function `json` quotes strings with; `dumps` where there is none
+    from _json import encode_basestring_ascii as _string
+except ImportError:  # pragma: no cover - other Python implementations
+    _string = _json_string
+
+
+class Note:
+    """What the route learnt of one request, for the log and the metrics."""
+
+    __slots__ = ("key", "limited", "method", "route", "tool")
+
+    def __init__(self) -> None:
+        self.route = False  # a request to the MCP route (not a probe, nor the metrics)
+        self.method: str | None = None
+        self.tool: str | None = None
+        self.key: str | None = None
+        self.limited = False
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[:most]
+
+
+class AccessLog:
+    """One worker's JSON access log, written to `stream` (stderr)."""
+
+    def __init__(self, salt: bytes | None = None, stream: Any = None) -> None:
+        self._salt = salt or secrets.token_bytes(16)
+        self._stream = stream
+        self._prefix = secrets.token_hex(4) + "-"
+        self._count = itertools.count(1)
+        self._pid = os.getpid()
+        self._hashes: dict[str, str] = {}
+        self._lines: list[str] = []
+        self._flush_due = False
+        self._second = -1
+        self._stamp = ""
+
+    @classmethod
+    def from_environ(cls) -> AccessLog:
+        salt = os.environ.get(SALT)
+        # BLAKE2b takes a key of at most 64 bytes: a secret of any length is digested first.
+        return cls(hashlib.sha256(salt.encode("utf-8")).digest() if salt else None)
+
+    def request_id(self, headers: list[tuple[bytes, bytes]]) -> bytes:
+        """The request's own `X-Request-Id` if it is usable, else a new one."""
+        for name, value in headers:
+            if name == b"x-request-id":
+                if 0 < len(value) <= MAX_REQUEST_ID and not value.translate(None, _VISIBLE):
+                    return value
+                break
+        return b"%s%x" % (self._prefix.encode("ascii"), next(self._count))
+
+    def write(
+        self, scope: dict[str, Any], request_id: bytes, note: Note, status: int, seconds: float
+    ) -> None:
+        now = time.time()
+        second = int(now)
+        if second != self._second:
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        # Written out rather than by dumping a dictionary (which took half the line's cost):
+        # only what a client chose (its id, the path, the method and tool it named) needs
+        # escaping; the rest is digits, hex and uvicorn's validated method token.
+        method, tool, key = note.method, note.tool, note.key
+        line = _LINE % (
+            self._stamp,
+            int((now - second) * 1000),
+            _string(request_id.decode("ascii")),
+            self._pid,
+            _string(scope["method"]),
+            _string(_cut(scope["path"], MAX_PATH)),
+            status,
+            "null" if method is None else _string(_cut(method, MAX_NAME)),
+            "null" if tool is None else _string(_cut(tool, MAX_NAME)),
+            round(seconds * 1000, 3),
+            "null" if key is None else '"' + self._hash(key) + '"',
+        )
+        self._lines.append(line)
+        if len(self._lines) >= FLUSH_LINES:
+            self.flush()
+        elif not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_later(FLUSH_SECONDS, self.flush)
+
+    def _hash(self, key: str) -> str:
+        known = self._hashes.get(key)
+        if known is None:
+            known = hashlib.blake2b(key.encode("utf-8"), key=self._salt, digest_size=8).hexdigest()
+            if len(self._hashes) >= _REMEMBERED_KEYS:
+                self._hashes.clear()
+            self._hashes[key] = known
+        return known
+
+    def flush(self) -> None:
+        self._flush_due = False
+        if not self._lines:
+            return
+        text = "\n".join(self._lines) + "\n"
+        self._lines = []
+        stream = self._stream or sys.stderr
+        stream.write(text)
+        stream.flush()
+
+    def close(self) -> None:
+        self.flush()
