@@ -81,6 +81,8 @@ def test_ci_shows_pyenvs_four_pythons_for_its_run_only_never_setting_pyenv_globa
     tools.mkdir()
     _executable(tools / "pyenv", _PYENV)
     _executable(tools / "python3", _PYTHON3)
+    # Where a Debian package the tests use is missing, the script installs it: recorded here.
+    _executable(tools / "apt-get", '#!/bin/sh\necho "apt-get $*" >> "$CI_LOG"\n')
     log = tmp_path / "calls.log"
     env = {"PATH": f"{tools}{os.pathsep}/usr/bin{os.pathsep}/bin", "CI_LOG": os.fspath(log)}
 
