@@ -86,7 +86,9 @@ def _wrk(wrk: str, url: str, script: Path, seconds: int) -> float:
     return float(found.group(1))
 
 
-def _servers(tree: Path) -> dict[str, HttpServer]:
+def _servers(tree: Path, logs: Path) -> dict[str, HttpServer]:
+    """The bare app and the route, each writing its output to a file in `logs`: read
+    through a pipe here, a busy route's log would take this process's CPU from wrk."""
     env = clean_environ()
     uvicorn = [
         sys.executable, "-m", "uvicorn", "benchmarks.bare_asgi:app", "--port", "0",
@@ -94,13 +96,17 @@ def _servers(tree: Path) -> dict[str, HttpServer]:
     ]  # fmt: skip
     servers: dict[str, HttpServer] = {}
     try:
-        servers["bare"] = HttpServer(_pinned(uvicorn, SERVER_CORE), env)
+        servers["bare"] = HttpServer(
+            _pinned(uvicorn, SERVER_CORE), env, output_file=logs / "bare.log"
+        )
         for name, options in ROUTE_OPTIONS.items():
             argv = [
                 kinetis_docs(), "serve", "--http", "--port", "0", "--docs-dir", str(tree),
                 "--rate-limit", "1000000000", *options,
             ]  # fmt: skip
-            servers[name] = HttpServer(_pinned(argv, SERVER_CORE), env)
+            servers[name] = HttpServer(
+                _pinned(argv, SERVER_CORE), env, output_file=logs / f"{name}.log"
+            )
     except BaseException:
         for server in servers.values():
             server.stop()
@@ -129,7 +135,7 @@ def http_floor(bench: Bench) -> list[Row]:
     (tree / "index.md").write_text("# Floor\n\nOne page.\n", encoding="utf-8")
     quick = bench.settings.repeats < 10
     rounds, seconds = (1, 2) if quick else (3, 4)
-    servers = _servers(tree)
+    servers = _servers(tree, scratch)
     samples: dict[tuple[str, str], list[float]] = {}
     try:
         for method in METHODS:

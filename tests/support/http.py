@@ -41,20 +41,40 @@ def serve_http_argv(*options: str) -> list[str]:
 class HttpServer:
     """One HTTP server subprocess; its output (stderr and stdout) is kept, its port read there."""
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str], *, workers: int = 1) -> None:
-        self.process = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            # One stream, in order: uvicorn logs to stderr, its access log to stdout.
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=dict(env),
-        )
+    def __init__(
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        workers: int = 1,
+        output_file: Path | None = None,
+    ) -> None:
+        """`output_file`, when given, takes the output instead of a pipe, and it is read
+        only until the server has started: for a benchmark, where reading a busy server's
+        log here would take CPU from the load generator."""
+        self._file = output_file
+        self._started = threading.Event()
+        with contextlib.ExitStack() as files:
+            sink = (
+                subprocess.PIPE
+                if output_file is None
+                else files.enter_context(output_file.open("wb"))
+            )
+            self.process = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                # One stream, in order: uvicorn logs to stderr, its access log to stdout.
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                env=dict(env),
+            )
         self._output = bytearray()
         self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read_output, daemon=True)
+        reader = self._read_output if output_file is None else self._read_file_until_started
+        self._reader = threading.Thread(target=reader, daemon=True)
         self._reader.start()
         self.port = self._wait_for_port(workers)
+        self._started.set()
         self.url = f"http://127.0.0.1:{self.port}{ROUTE}"
         self.client = httpx.Client(trust_env=False, timeout=TIMEOUT)
 
@@ -68,8 +88,22 @@ class HttpServer:
         with self._changed:
             self._changed.notify_all()
 
+    def _read_file_until_started(self) -> None:
+        assert self._file is not None
+        with self._file.open("rb") as output:
+            while not self._started.is_set():
+                chunk = output.read()
+                with self._changed:
+                    self._output += chunk
+                    self._changed.notify_all()
+                if self.process.poll() is not None and not chunk:
+                    return
+                self._started.wait(0.01)
+
     @property
     def output(self) -> str:
+        if self._file is not None and self._started.is_set():
+            return self._file.read_text("utf-8", "replace")
         with self._changed:
             return self._output.decode("utf-8", "replace")
 
