@@ -14,7 +14,7 @@ Two entries, one body (`update`); the `kinetis-docs update` command is over the 
 - `update_if_due`, what a client spawn runs once its throttle said an update is due: it
   takes the lock (waiting while another process holds it), and updates only if it did not
   wait and the timestamp, read again under the lock, still says due. pip fails fast there:
-  no retries and a short socket timeout (`FAIL_FAST`), and the check for a newer release
+  no retries and a short socket timeout (`fail_fast`), and the check for a newer release
   gets at most `SPAWN_RESOLVE_SHARE` of the deadline (2.5 s of the default 5), so an
   unreachable index costs a spawn well under a second, and an index or a name server that
   never answers less than three. pip's output is kept out of the client's log but for the
@@ -61,9 +61,18 @@ TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
 DEFAULT_TIMEOUT_SECONDS = 5.0
 # pip's own options, which win over its configuration: a refused or unresolvable index fails
 # at once instead of after pip's five retries with back-off (about 8 s), and a socket that
-# stays silent for 1.5 s — an index that accepts connections and never answers — fails
-# then rather than after pip's default 15 s. A slow but flowing download is not cut short.
-FAIL_FAST = ("--retries", "0", "--timeout", "1.5")
+# stays silent for this share of the start's deadline (1.5 s of the default 5 s) — an index
+# that accepts connections and never answers — fails then rather than after pip's default
+# 15 s. A slow but flowing download is not cut short. A share, not a fixed 1.5 s: a longer
+# deadline (KINETIS_MCP_DOCS_UPDATE_TIMEOUT) lengthens every bound of the start alike.
+SPAWN_SOCKET_SHARE = 0.3
+
+
+def fail_fast(spawn: float) -> list[str]:
+    """pip's options on a client start whose update deadline is `spawn` seconds."""
+    return ["--retries", "0", "--timeout", f"{spawn * SPAWN_SOCKET_SHARE:g}"]
+
+
 # pip's --timeout does not bound a name lookup: a name server that never answers holds
 # getaddrinfo for the resolver's own timeouts (5 s, twice, by default). So on a spawn the
 # check for a newer release gets at most this share of the deadline (2.5 s of the default
@@ -184,7 +193,7 @@ def update(
 
     `deadline` is a `time.monotonic()` value (None: no bound). pip looks where the
     install's recorded package source says (`package_source.py`). `spawn` is a client
-    start's update deadline in seconds, for the start's own bounds: `FAIL_FAST` on every pip
+    start's update deadline in seconds, for the start's own bounds: `fail_fast` on every pip
     call, the check for a newer release given up after `SPAWN_RESOLVE_SHARE` of it, and
     pip's output kept out of the client's log but for the line that says why it failed.
     Returns the new environment when `current` was switched to one, None when the installed
@@ -210,10 +219,12 @@ def update(
         environ=None if source is None else source.pip_environment(os.environ),
         summarize=spawn is not None,
     )
-    options = list(FAIL_FAST) if spawn is not None else []
+    options = fail_fast(spawn) if spawn is not None else []
     say(f"Checking for a newer release of {REQUIREMENT}")
     within = None if spawn is None else spawn * SPAWN_RESOLVE_SHARE
-    resolved = _resolve_in_time(installed, deadline=deadline, pip=pip, within=within)
+    resolved = _resolve_in_time(
+        installed, deadline=deadline, pip=pip, within=within, options=options
+    )
     newest = resolved[DISTRIBUTION]
     if resolved.items() <= installed.distributions().items():
         record_success(layout, time.time())
@@ -255,11 +266,11 @@ def _resolve_in_time(
     deadline: float | None,
     pip: PipRun,
     within: float | None,
+    options: list[str],
 ) -> dict[str, str]:
     """`resolve`, failing fast and given up after `within` seconds when given a bound."""
     if within is None:
         return resolve(installed, deadline=deadline, pip_options=[], pip=pip)
-    options = list(FAIL_FAST)
     capped = time.monotonic() + within
     if deadline is not None and deadline <= capped:
         return resolve(installed, deadline=deadline, pip_options=options, pip=pip)
