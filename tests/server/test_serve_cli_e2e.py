@@ -9,6 +9,7 @@ import pty
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -143,51 +144,57 @@ def _start_on_a_terminal(argv: list[str]) -> tuple[subprocess.Popen[bytes], int]
     return process, controller
 
 
-@pytest.mark.parametrize("argv", [serve_argv(), module_argv()], ids=["serve", "module"])
-def test_on_a_terminal_it_says_what_it_is_and_ctrl_c_ends_it_without_a_traceback(
-    argv: list[str],
-) -> None:
+def _interrupted(
+    argv: list[str], interrupt: Callable[[subprocess.Popen[bytes]], None]
+) -> tuple[str, int, bytes, bytes]:
+    """Started on a terminal, its notice read, then `interrupt`ed: (the notice, its exit
+    code, what it wrote on stdout and on stderr after the notice)."""
     process, controller = _start_on_a_terminal(argv)
     try:
         assert process.stderr is not None
         notice = process.stderr.readline().decode()
-        assert "MCP server" in notice
-        assert "Ctrl-D" in notice
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=TIMEOUT) == 130
+        interrupt(process)
+        code = process.wait(timeout=TIMEOUT)
         stdout, stderr = process.communicate(timeout=TIMEOUT)
     finally:
         os.close(controller)
         if process.poll() is None:
             process.kill()
             process.communicate()
+    return notice, code, stdout, stderr
+
+
+@pytest.mark.parametrize("argv", [serve_argv(), module_argv()], ids=["serve", "module"])
+def test_on_a_terminal_it_says_what_it_is_and_ctrl_c_ends_it_without_a_traceback(
+    argv: list[str],
+) -> None:
+    notice, code, stdout, stderr = _interrupted(
+        argv, lambda process: process.send_signal(signal.SIGINT)
+    )
+
+    assert "MCP server" in notice
+    assert "Ctrl-D" in notice
+    assert code == 130
     assert stdout == b""
     assert b"Traceback" not in stderr
     assert b"KeyboardInterrupt" not in stderr
 
 
-def _helper_threads(pid: int) -> list[int]:
-    return [int(task.name) for task in Path(f"/proc/{pid}/task").iterdir() if task.name != str(pid)]
+def _to_a_helper_thread(process: subprocess.Popen[bytes]) -> None:
+    """SIGINT sent to a thread of `process` other than its main one (the stderr writer,
+    started by the notice), as the kernel sometimes chooses to deliver it."""
+    tasks = Path(f"/proc/{process.pid}/task").iterdir()
+    (helper, *_) = [int(task.name) for task in tasks if task.name != str(process.pid)]
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.tgkill(process.pid, helper, signal.SIGINT) == 0, ctypes.get_errno()
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
 def test_ctrl_c_ends_it_even_when_a_helper_thread_takes_the_signal() -> None:
-    # The kernel may give a process's SIGINT to any of its threads; here it is sent to the
-    # thread that writes stderr (started by the notice), as the kernel sometimes chooses.
-    process, controller = _start_on_a_terminal(module_argv())
-    try:
-        assert process.stderr is not None
-        assert "MCP server" in process.stderr.readline().decode()
-        (helper, *_) = _helper_threads(process.pid)
-        libc = ctypes.CDLL(None, use_errno=True)
-        assert libc.tgkill(process.pid, helper, signal.SIGINT) == 0, ctypes.get_errno()
-        assert process.wait(timeout=TIMEOUT) == 130
-        stdout, stderr = process.communicate(timeout=TIMEOUT)
-    finally:
-        os.close(controller)
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    notice, code, stdout, stderr = _interrupted(module_argv(), _to_a_helper_thread)
+
+    assert "MCP server" in notice
+    assert code == 130
     assert stdout == b""
     assert b"Traceback" not in stderr
 
