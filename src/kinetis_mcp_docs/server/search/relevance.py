@@ -319,9 +319,22 @@ class Snapshot:
     def best_pages(
         self, query: Query, limit: int, among: list[int] | None = None
     ) -> list[tuple[int, float]]:
-        """Up to `limit` pages, best first, with their scores. With `among`, only those."""
+        """The best `limit` pages, best first, with their scores, and every other page
+        scoring what the last of them does. With `among`, only those pages.
+
+        Tantivy cuts pages of equal score in the order of its segments, which indexing on
+        several threads leaves to chance: the pages tied at the cut are all returned, for
+        the caller to order them as it orders ties (by URL), so that one query over one tree
+        always answers the same. Asking again, twice as many each time, costs as many more
+        pages as tie there, which pages that differ never do.
+        """
         asked = self._pages.query(query, among)
-        if asked is None:
+        if asked is None or limit < 1:
             return []
-        ranked = self._pages.best(asked, limit)
-        return sorted(ranked.items(), key=lambda item: -item[1])
+        most = len(among) if among is not None else self._pages.searcher.num_docs
+        count = limit
+        while True:
+            ranked = sorted(self._pages.best(asked, count).items(), key=lambda item: -item[1])
+            if len(ranked) < count or count >= most or ranked[-1][1] < ranked[limit - 1][1]:
+                return ranked
+            count = min(most, count * 2)
