@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import threading
 import time
@@ -56,6 +57,11 @@ def test_lines_are_written_whole_however_they_are_written(pipe: tuple[int, int])
     assert read_all(read_end) == b"first 1\nsecond\nthird\n"
 
 
+_NOTICE = re.compile(
+    r"kinetis-docs: (\d+) lines? (?:was|were) dropped: stderr was not being read\."
+)
+
+
 def test_a_stderr_nobody_reads_drops_lines_instead_of_blocking_and_says_how_many(
     pipe: tuple[int, int],
 ) -> None:
@@ -86,11 +92,20 @@ def test_a_stderr_nobody_reads_drops_lines_instead_of_blocking_and_says_how_many
     drained.join(timeout=30)
     assert not drained.is_alive()
 
-    *kept, notice = received[filled:].decode().splitlines()
-    assert kept == lines[: len(kept)]
-    assert 0 < len(kept) < 100  # what 1,000 bytes of queue hold
-    dropped = 500 - len(kept)
-    assert notice == f"kinetis-docs: {dropped} lines were dropped: stderr was not being read."
+    # Lines kept come in order; each notice counts the lines dropped since the last one,
+    # and is written with the next lines stderr takes. Usually one notice ends it all; a
+    # writer that got a little room while the lines were printed (a pipe's last page
+    # part-filled) writes one sooner and goes on, which is as right.
+    said = received[filled:].decode().splitlines()
+    kept = [line for line in said if not line.startswith("kinetis-docs: ")]
+    notices = [_NOTICE.fullmatch(line) for line in said if line.startswith("kinetis-docs: ")]
+    assert all(notices), said
+    assert kept == sorted(set(kept))
+    assert set(kept) <= set(lines)
+    dropped = sum(int(notice.group(1)) for notice in notices if notice)
+    assert dropped > 0
+    assert len(kept) + dropped == 500
+    assert said[-1].startswith("kinetis-docs: ") or kept[-1] == said[-1]
 
 
 def test_a_closed_stderr_costs_nothing_but_the_lines(pipe: tuple[int, int]) -> None:
