@@ -35,6 +35,7 @@ from ..protocol.jsonrpc import (
     as_request,
     encode,
     error_message,
+    params_object,
     result_message,
 )
 from .headers import decoded_value
@@ -192,12 +193,10 @@ def read_call(  # noqa: PLR0912 - the envelope's checks, in the contract's order
             request_id, name, params = request.id, request.method, request.params
     except EnvelopeError as rejected:
         return error_reply(rejected.id, rejected.error)
-    if params is ABSENT:
-        params = {}
-    elif type(params) is not dict:
-        return error_reply(
-            request_id, RpcError(INVALID_PARAMS, "Invalid params: params must be an object."), name
-        )
+    try:
+        params = params_object(params)
+    except RpcError as error:
+        return error_reply(request_id, error, name)
     problem = None
     if (
         repeated

@@ -102,10 +102,16 @@ def as_request(message: dict[str, object]) -> Request:
 
 def params_of(request: Request) -> dict[str, object]:
     """The request's `params` (`{}` when absent); `RpcError` -32602 when not an object."""
-    if request.params is ABSENT:
+    return params_object(request.params)
+
+
+def params_object(params: object) -> dict[str, object]:
+    """A request's `params` member as the methods take it (`{}` when absent); `RpcError`
+    -32602 when not an object. For a transport that reads the envelope itself."""
+    if params is ABSENT:
         return {}
-    if isinstance(request.params, dict):
-        return request.params
+    if isinstance(params, dict):
+        return params
     raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object.")
 
 
