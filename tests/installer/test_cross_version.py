@@ -192,29 +192,35 @@ _STARTS = 2
 _RESOLVE_CAP_GIVEN_UP = "within 2.5 s"
 
 
-def _updated_start(machine: Machine, environ: dict[str, str], old_command: Path) -> ServerProcess:
-    """A client start answering `initialize` as this checkout, after 1.0.0 updated into it."""
-    for _ in range(_STARTS):
-        spawned = _spawn(machine, environ)
-        try:
-            answer = spawned.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
-            if answer["result"]["serverInfo"]["version"] == NEXT_VERSION:
-                return spawned
-            assert spawned.finish(timeout=WAIT) == 0, spawned.stderr
-            assert_only_frames(spawned.lines)
-            assert _RESOLVE_CAP_GIVEN_UP in spawned.stderr, spawned.stderr
-        except BaseException:
-            spawned.kill()
-            raise
-    updated = machine.run("update", program=old_command, env=environ)
-    assert updated.returncode == 0, updated.stdout + updated.stderr
+def _initialized(machine: Machine, environ: dict[str, str]) -> tuple[ServerProcess, str]:
+    """A client start that answered `initialize`, and the version it answered as."""
     spawned = _spawn(machine, environ)
     try:
         answer = spawned.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
-        assert answer["result"]["serverInfo"]["version"] == NEXT_VERSION, spawned.stderr
     except BaseException:
         spawned.kill()
         raise
+    return spawned, answer["result"]["serverInfo"]["version"]
+
+
+def _updated_start(machine: Machine, environ: dict[str, str], old_command: Path) -> ServerProcess:
+    """A client start answering `initialize` as this checkout, after 1.0.0 updated into it."""
+    for _ in range(_STARTS):
+        spawned, version = _initialized(machine, environ)
+        if version == NEXT_VERSION:
+            return spawned
+        try:
+            assert spawned.finish(timeout=WAIT) == 0, spawned.stderr
+            assert_only_frames(spawned.lines)
+            assert _RESOLVE_CAP_GIVEN_UP in spawned.stderr, spawned.stderr
+        finally:
+            spawned.kill()
+    updated = machine.run("update", program=old_command, env=environ)
+    assert updated.returncode == 0, updated.stdout + updated.stderr
+    spawned, version = _initialized(machine, environ)
+    if version != NEXT_VERSION:
+        spawned.kill()
+        raise AssertionError(f"{version} after 1.0.0's update: {spawned.stderr}")
     return spawned
 
 

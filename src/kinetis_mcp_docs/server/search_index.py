@@ -216,10 +216,11 @@ class SearchIndex:
         words = relevance.passage_words(terms)
         average = self._section_chars / max(1, self._sections)
         hits = []
-        best = relevance.best_pages(terms, max(limit, RESCORED_PAGES))
+        wanted = max(limit, RESCORED_PAGES)
+        best = relevance.best_pages(terms, wanted)
         rank = self._url_rank
         best.sort(key=lambda item: (-item[1], rank[item[0]]))  # equal scores by URL
-        for slot, score in best[: max(limit, RESCORED_PAGES)]:
+        for slot, score in best[:wanted]:
             page = self._pages[slot]
             passage = read_page(
                 page.utf8(),
