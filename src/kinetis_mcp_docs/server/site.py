@@ -95,6 +95,21 @@ class SitePages(Protocol):
     def close(self) -> None: ...
 
 
+def _read_counted(
+    observe: Callable[[str], None], path: str, read: Callable[[], str | None]
+) -> str | None:
+    """`read()`, its failure made the core's `PageUnavailable` naming `path`, and its
+    outcome told to `observe`: read, missing (None) or failed."""
+    try:
+        with unavailable_as(path):
+            text = read()
+    except PageUnavailable:
+        observe(FAILED)
+        raise
+    observe(MISSING if text is None else READ)
+    return text
+
+
 class NothingReadable(Exception):
     """A search over a catalogue none of whose pages could be read: not an empty result."""
 
@@ -143,14 +158,7 @@ class CataloguePages:
         else:
             self._observe(MISSING)
             return None
-        try:
-            with unavailable_as(path):
-                text = self._source().fetch(slug)
-        except PageUnavailable:
-            self._observe(FAILED)
-            raise
-        self._observe(READ)
-        return text
+        return _read_counted(self._observe, path, lambda: self._source().fetch(slug))
 
     def prepare(self) -> None:
         self._current_index()
@@ -300,14 +308,9 @@ class TreePages:
         self._stale = True  # the next search must look at the disk whatever inotify says
 
     def read(self, segments: tuple[str, ...], path: str) -> str | None:
-        try:
-            with unavailable_as(path):
-                text = read_page(os.path.realpath(self.root), segments)
-        except PageUnavailable:
-            self._observe(FAILED)
-            raise
-        self._observe(MISSING if text is None else READ)
-        return text
+        return _read_counted(
+            self._observe, path, lambda: read_page(os.path.realpath(self.root), segments)
+        )
 
     def search(self, query: str, limit: int) -> list[Hit]:
         return self._current_index().search(query, limit)
