@@ -15,6 +15,7 @@ import pytest
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
 from kinetis_mcp_docs.installer.install_dir.throttle import record_check
 from kinetis_mcp_docs.installer.layout import InstallLayout
+from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.machine import (
     HTTP_URL,
     START,
@@ -327,6 +328,9 @@ def test_status_reports_an_update_failing_more_than_a_day_past_due_naming_update
     # The index this install came from is down now (refusing connections).
     down = f"http://127.0.0.1:{closed_port()}/simple/"
     record_source(layout, PackageSource({"PIP_INDEX_URL": down, "PIP_CONFIG_FILE": os.devnull}))
+    # pip's own start-up, not the refused connection, can outlast the default 5 s deadline
+    # on a loaded machine; the failure this test reads is pip's, so give the start room.
+    machine.env[TIMEOUT_VARIABLE] = "30"
 
     code, report = _status_json(machine)
 
