@@ -69,6 +69,8 @@ _PARTS = r"\p{Lu}?[\p{Ll}\p{Lo}]+[0-9]*|\p{Lu}+[0-9]*|[0-9]+"
 _RUNS = re.compile(r"[^\W_]+")
 _WRITER_HEAP = 50_000_000  # per indexing thread; the writer is dropped after each commit
 _WRITER_THREADS = 2
+# Terms whose document counts a searcher remembers (a term's are seven integers).
+_REMEMBERED_TERMS = 65_536
 
 
 def _analyzers() -> dict[str, tantivy.TextAnalyzer]:
@@ -186,10 +188,24 @@ class _Side:
         self.schema = schema
         self.fields = fields
         self.documents = max(1, int(searcher.num_docs))
+        # A searcher never changes: what it says of a term holds for its life. Asked seven
+        # times a term (a field each) and for each term several times a query, it was a
+        # tenth of a search.
+        self._counts: dict[str, tuple[int, ...]] = {}
+
+    def counts(self, term: str) -> tuple[int, ...]:
+        """How many documents hold `term`, in each field (in `fields`' order)."""
+        known = self._counts.get(term)
+        if known is None:
+            known = tuple(int(self.searcher.doc_freq(field, term)) for field in self.fields)
+            if len(self._counts) >= _REMEMBERED_TERMS:
+                self._counts.clear()
+            self._counts[term] = known
+        return known
 
     def frequency(self, term: str) -> int:
         """The largest number of documents any field holds `term` in."""
-        return max(int(self.searcher.doc_freq(field, term)) for field in self.fields)
+        return max(self.counts(term))
 
     def idf(self, term: str) -> float:
         return _idf(self.documents, self.frequency(term))
@@ -197,9 +213,9 @@ class _Side:
     def query(self, query: Query, among: list[int] | None) -> tantivy.Query | None:
         clauses = []
         idf: dict[str, float] = {}
-        for field, (analyzer, weight) in self.fields.items():
+        for position, (field, (analyzer, weight)) in enumerate(self.fields.items()):
             for term in query.terms.get(analyzer, ()):
-                found = int(self.searcher.doc_freq(field, term))
+                found = self.counts(term)[position]
                 if not found:
                     continue
                 if term not in idf:
