@@ -14,7 +14,10 @@ An index is a snapshot: nothing changes it once built. `changed` builds the next
 sharing the pages it keeps, so any number of searches run at once on the snapshot they
 were handed, with no lock, while a change is being indexed.
 
-Each page's text is kept compressed: only the few pages a search returns are read back.
+A page's text is kept as its UTF-8 in relevance mode, which reads five pages again for
+each search (their best sections and passages: decompressing them was a third of a
+search's time), and compressed in owndocs mode, which reads back only the pages it returns
+and keeps the contract's lowercased copy of every body besides.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class Hit:
 
 class _Page:
     __slots__ = (
+        "compressed",
         "fallback",
         "folded_title",
         "folded_url",
@@ -75,12 +79,20 @@ class _Page:
     )
 
     def __init__(
-        self, url: str, text: str, fields: dict[str, str], body: str, found: list[Section]
+        self,
+        url: str,
+        text: str,
+        fields: dict[str, str],
+        body: str,
+        found: list[Section],
+        *,
+        compressed: bool,
     ) -> None:
         self.url = url
         self.title = fields.get("title") or first_heading(body) or url
-        # Compressed: only the few pages a search returns are ever read back.
-        self.text = zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+        data = text.encode("utf-8", "surrogatepass")
+        self.compressed = compressed
+        self.text = zlib.compress(data, 1) if compressed else data
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
         self.fallback = clip(fields.get("description") or first_paragraph(body))
@@ -94,10 +106,10 @@ class _Page:
         )
 
     def full_text(self) -> str:
-        return zlib.decompress(self.text).decode("utf-8", "surrogatepass")
+        return self.utf8().decode("utf-8", "surrogatepass")
 
     def utf8(self) -> bytes:
-        return zlib.decompress(self.text)
+        return zlib.decompress(self.text) if self.compressed else self.text
 
     def folded_body(self) -> str:
         return split_frontmatter(self.full_text())[1].lower()
@@ -177,7 +189,7 @@ class SearchIndex:
             self._next_slot += 1
         fields, body = split_frontmatter(text)
         found = sections(text)
-        page = _Page(url, text, fields, body, found)
+        page = _Page(url, text, fields, body, found, compressed=self._contract is not None)
         self._pages[slot] = page
         self._slot_of[url] = slot
         if self._contract is not None:
