@@ -24,13 +24,14 @@ figures are this process's own.
   the worker whose index is oldest), worked out at the scrape.
 - `kinetis_docs_ready`: 1 when every worker is ready (see `probes`), else 0.
 
-A request's figures are added up in plain dictionaries on the event loop's thread, and
-folded into `prometheus_client`'s values at most `FOLD_SECONDS` later (and before this
-worker answers a scrape, and when it stops): in multiprocess mode each value written is a
-lock and a write into the memory-mapped file, three for a request (its count, its
-histogram bucket, the histogram's sum), which cost a request more than the rest of the
-route. Figures of another worker are therefore up to `FOLD_SECONDS` old at a scrape, far
-below any scrape interval.
+A request is recorded on the event loop's thread as one row (its labels, status and
+duration), and the rows are added up and folded into `prometheus_client`'s values at most
+`FOLD_SECONDS` later or once `FOLD_ROWS` wait (and before this worker answers a scrape,
+and when it stops): in multiprocess mode each value written is a lock and a write into
+the memory-mapped file, three for a request (its count, its histogram bucket, the
+histogram's sum), which cost a request more than the rest of the route; and adding up
+rows together, rather than between requests, keeps that code warm. Figures of another
+worker are therefore up to `FOLD_SECONDS` old at a scrape, far below any scrape interval.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ OUTCOMES = ("ok", "missing", "failed")
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _UPDATED = "kinetis_docs_index_updated_timestamp_seconds"
 FOLD_SECONDS = 1.0
+# Or as soon as this many requests wait to be folded, whichever comes first.
+FOLD_ROWS = 4096
 
 
 def method_label(method: str | None) -> str:
@@ -133,11 +136,9 @@ class RouteMetrics:
             multiprocess_mode="livemin",
         )
         self._ready.set(0)
-        # (method, tool, status) as the request named them -> requests, seconds in all,
-        # and requests per histogram bucket (the last one +Inf), since the last fold. A
-        # client's made-up method is a key of its own only until the next fold.
-        self._pending: dict[tuple[str | None, str | None, int], list[Any]] = {}
-        self._pending_limited = 0
+        # (method label, tool label, status, seconds, rate-limited) of each request since
+        # the last fold, which adds them up: recording a request is one append.
+        self._observed: list[tuple[str, str, int, float, bool]] = []
         self._fold_due = False
         # `fold` adds to a histogram child's bucket and sum values directly (an observation
         # adds one to each): prometheus_client has no call adding many at once. Checked
@@ -154,44 +155,51 @@ class RouteMetrics:
 
     def observe(self, note: Note, status: int, seconds: float) -> None:
         """One request answered (or given up on) after `seconds`; on the event loop."""
-        key = (note.method, note.tool, status)
-        pending = self._pending.get(key)
-        if pending is None:
-            pending = self._pending[key] = [0, 0.0, [0] * (len(BUCKETS) + 1)]
-        pending[0] += 1
-        pending[1] += seconds
-        # The first bucket whose bound is at least `seconds`, as prometheus_client picks it.
-        pending[2][bisect_left(BUCKETS, seconds)] += 1
-        if note.limited:
-            self._pending_limited += 1
-        if not self._fold_due:
+        method = note.method
+        observed = self._observed
+        observed.append(
+            (
+                method_label(method),
+                tool_label(method, note.tool),
+                status,
+                seconds,
+                note.limited,
+            )
+        )
+        if len(observed) >= FOLD_ROWS:
+            self.fold()
+        elif not self._fold_due:
             self._fold_due = True
             asyncio.get_running_loop().call_later(FOLD_SECONDS, self.fold)
 
     def fold(self) -> None:
         """The requests observed since the last fold, into prometheus_client's values."""
         self._fold_due = False
-        pending, self._pending = self._pending, {}
+        observed, self._observed = self._observed, []
+        # (method, tool, status) -> requests, seconds in all, and requests per histogram
+        # bucket (the last one +Inf).
+        pending: dict[tuple[str, str, int], list[Any]] = {}
+        limited = 0
+        for method, tool, status, seconds, was_limited in observed:
+            key = (method, tool, status)
+            sums = pending.get(key)
+            if sums is None:
+                sums = pending[key] = [0, 0.0, [0] * (len(BUCKETS) + 1)]
+            sums[0] += 1
+            sums[1] += seconds
+            # The first bucket whose bound is at least `seconds`, as prometheus_client does.
+            sums[2][bisect_left(BUCKETS, seconds)] += 1
+            limited += was_limited
         for (method, tool, status), (count, total, buckets) in pending.items():
-            counter, histogram = self._children_for(method, tool, status)
-            counter.inc(count)
+            self._requests.labels(method, tool, str(status)).inc(count)
+            histogram = self._duration.labels(method)
             histogram._sum.inc(total)  # see `__init__`: checked at start
             values = histogram._buckets
             for index, added in enumerate(buckets):
                 if added:
                     values[index].inc(added)
-        if self._pending_limited:
-            self._limited.inc(self._pending_limited)
-            self._pending_limited = 0
-
-    def _children_for(
-        self, method: str | None, tool: str | None, status: int
-    ) -> tuple[Counter, Histogram]:
-        labels = method_label(method)
-        return (
-            self._requests.labels(labels, tool_label(method, tool), str(status)),
-            self._duration.labels(labels),
-        )
+        if limited:
+            self._limited.inc(limited)
 
     def page_fetched(self, outcome: str) -> None:
         self._fetches[outcome].inc()
