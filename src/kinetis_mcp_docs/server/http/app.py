@@ -77,6 +77,8 @@ Receive = Any
 Send = Any
 
 _ALLOW = (b"allow", b"POST, OPTIONS")
+# While draining, each connection closes after its answer: as the load balancer takes this
+# replica out, none is left for it to send a request on when the server stops.
 _CLOSE = (b"connection", b"close")
 _NO_REPEATS: frozenset[str] = frozenset()
 # Peer addresses whose rate-limit key is remembered: a proxy, or a few direct clients.
@@ -150,7 +152,7 @@ class McpRoute:
             if answer is not None:
                 status, body, headers = answer
                 if self.lifecycle.draining:
-                    headers = [*headers, _CLOSE]  # see `_send`
+                    headers = [*headers, _CLOSE]  # see `_CLOSE`
                 await send({"type": "http.response.start", "status": status, "headers": headers})
                 await send({"type": "http.response.body", "body": body})
         elif kind == "lifespan":
@@ -194,10 +196,13 @@ class McpRoute:
             request_id = log.request_id(scope["headers"])
         answer = await self._answer(scope, receive, note)
         if answer is not None:
-            status = answer[0]
+            status, body, headers = answer
             if log is not None:
-                answer = (status, answer[1], [*answer[2], (b"x-request-id", request_id)])
-            await _send(send, answer, self.lifecycle.draining)
+                headers = [*headers, (b"x-request-id", request_id)]
+            if self.lifecycle.draining:
+                headers = [*headers, _CLOSE]  # see `_CLOSE`
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
         else:
             status = CLIENT_GONE
         elapsed = time.perf_counter() - began
@@ -399,16 +404,6 @@ class McpRoute:
                 length(_LIMITED_BODY),
             ],
         )
-
-
-async def _send(send: Send, answer: Answer, draining: bool) -> None:  # noqa: FBT001
-    status, body, headers = answer
-    if draining:
-        # While the load balancer takes this replica out, each connection closes after its
-        # answer, so that none is left for it to send a request on when the server stops.
-        headers = [*headers, _CLOSE]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 # What `_rest_of_body` returns for a body that never came whole: nothing to answer.
