@@ -134,7 +134,7 @@ def http_floor(bench: Bench) -> list[Row]:
     tree.mkdir(exist_ok=True)
     (tree / "index.md").write_text("# Floor\n\nOne page.\n", encoding="utf-8")
     quick = bench.settings.repeats < 10
-    rounds, seconds = (1, 2) if quick else (3, 4)
+    rounds, seconds = (1, 2) if quick else (5, 4)
     servers = _servers(tree, scratch)
     samples: dict[tuple[str, str], list[float]] = {}
     try:
