@@ -6,8 +6,11 @@ one thread) keeps one uvicorn worker busy, each pinned to a core of its own with
 where there are two, and the same uvicorn runs a bare ASGI application (`bare_asgi`) as
 the floor: what any route on it costs at the least. The bare app and the route, for
 `ping` and `tools/list`, with `--no-access-log` and with `--metrics --access-log json`,
-are measured in turns, several rounds each, in the same run; each figure is the route's
-median req/s over the bare app's. Skipped, saying why, where `wrk` is not installed.
+are measured in turns, ten short rounds each, in the same run; each figure is the median
+over the rounds of the route's req/s over the bare app's in the same round. A shared
+machine's speed drifts by a fifth or more within a run: a round's two figures, taken
+seconds apart, see the same machine, where the medians of each server's rounds need not.
+Skipped, saying why, where `wrk` is not installed.
 """
 
 from __future__ import annotations
@@ -134,7 +137,7 @@ def http_floor(bench: Bench) -> list[Row]:
     tree.mkdir(exist_ok=True)
     (tree / "index.md").write_text("# Floor\n\nOne page.\n", encoding="utf-8")
     quick = bench.settings.repeats < 10
-    rounds, seconds = (1, 2) if quick else (5, 4)
+    rounds, seconds = (1, 2) if quick else (10, 3)
     servers = _servers(tree, scratch)
     samples: dict[tuple[str, str], list[float]] = {}
     try:
@@ -154,7 +157,14 @@ def http_floor(bench: Bench) -> list[Row]:
         for method in METHODS:
             ours = summary(samples[mode, method])["median"]
             floor = summary(samples["bare", method])["median"]
-            ratio = ours / floor
+            ratio = summary(
+                [
+                    route / bare
+                    for route, bare in zip(
+                        samples[mode, method], samples["bare", method], strict=True
+                    )
+                ]
+            )["median"]
             label = " ".join(ROUTE_OPTIONS[mode])
             rows.append(
                 Row(
