@@ -20,15 +20,12 @@
 
 Lines are written together, within `FLUSH_SECONDS` of their request (or every
 `FLUSH_LINES`), in one write each time: a write per request cost more than the rest of
-the log line. A request only records what its line will say; the lines are formatted
-together when written. Formatted one by one, between requests, the same work took twice
-as long (measured under load: the code ran cold each time), which was a fifth of a
-`ping`'s cost with the log on.
+the log line. A request only records what its line will say (see `batch`); the lines are
+formatted together when written.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import itertools
 import os
@@ -38,6 +35,7 @@ import time
 from typing import Any
 
 from ..codec import dumps
+from .batch import Batch
 
 SALT = "KINETIS_DOCS_ACCESS_LOG_SALT"
 FLUSH_SECONDS = 0.1
@@ -89,8 +87,7 @@ class AccessLog:
         self._count = itertools.count(1)
         self._pid = os.getpid()
         self._hashes: dict[str, str] = {}
-        self._rows: list[_Row] = []
-        self._flush_due = False
+        self._rows: Batch[_Row] = Batch(self._write, most=FLUSH_LINES, seconds=FLUSH_SECONDS)
         self._second = -1
         self._stamp = ""
 
@@ -120,8 +117,7 @@ class AccessLog:
             tool = tool[:MAX_NAME]
         if len(path) > MAX_PATH:
             path = path[:MAX_PATH]
-        rows = self._rows
-        rows.append(
+        self._rows.add(
             (
                 time.time(),
                 request_id,
@@ -134,11 +130,6 @@ class AccessLog:
                 note.key,
             )
         )
-        if len(rows) >= FLUSH_LINES:
-            self.flush()
-        elif not self._flush_due:
-            self._flush_due = True
-            asyncio.get_running_loop().call_later(FLUSH_SECONDS, self.flush)
 
     def _line(self, row: _Row) -> str:
         now, request_id, http_method, path, status, method, tool, seconds, key = row
@@ -173,10 +164,9 @@ class AccessLog:
         return known
 
     def flush(self) -> None:
-        self._flush_due = False
-        if not self._rows:
-            return
-        rows, self._rows = self._rows, []
+        self._rows.flush()
+
+    def _write(self, rows: list[_Row]) -> None:
         text = "\n".join([self._line(row) for row in rows]) + "\n"
         stream = self._stream or sys.stderr
         stream.write(text)

@@ -25,18 +25,17 @@ figures are this process's own.
 - `kinetis_docs_ready`: 1 when every worker is ready (see `probes`), else 0.
 
 A request is recorded on the event loop's thread as one row (its labels, status and
-duration), and the rows are added up and folded into `prometheus_client`'s values at most
-`FOLD_SECONDS` later or once `FOLD_ROWS` wait (and before this worker answers a scrape,
-and when it stops): in multiprocess mode each value written is a lock and a write into
-the memory-mapped file, three for a request (its count, its histogram bucket, the
-histogram's sum), which cost a request more than the rest of the route; and adding up
-rows together, rather than between requests, keeps that code warm. Figures of another
-worker are therefore up to `FOLD_SECONDS` old at a scrape, far below any scrape interval.
+duration; see `batch`), and the rows are added up and folded into `prometheus_client`'s
+values at most `FOLD_SECONDS` later or once `FOLD_ROWS` wait (and before this worker
+answers a scrape, and when it stops): in multiprocess mode each value written is a lock
+and a write into the memory-mapped file, three for a request (its count, its histogram
+bucket, the histogram's sum), which cost a request more than the rest of the route.
+Figures of another worker are therefore up to `FOLD_SECONDS` old at a scrape, far below
+any scrape interval.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from bisect import bisect_left
@@ -48,6 +47,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
+from .batch import Batch
 from .settings import MULTIPROCESS_DIR
 
 TYPE_CHECKING = False
@@ -138,8 +138,9 @@ class RouteMetrics:
         self._ready.set(0)
         # (method label, tool label, status, seconds, rate-limited) of each request since
         # the last fold, which adds them up: recording a request is one append.
-        self._observed: list[tuple[str, str, int, float, bool]] = []
-        self._fold_due = False
+        self._observed: Batch[tuple[str, str, int, float, bool]] = Batch(
+            self._add_up, most=FOLD_ROWS, seconds=FOLD_SECONDS
+        )
         # `fold` adds to a histogram child's bucket and sum values directly (an observation
         # adds one to each): prometheus_client has no call adding many at once. Checked
         # here, so that a release that renames them stops the start, not a request.
@@ -156,8 +157,7 @@ class RouteMetrics:
     def observe(self, note: Note, status: int, seconds: float) -> None:
         """One request answered (or given up on) after `seconds`; on the event loop."""
         method = note.method
-        observed = self._observed
-        observed.append(
+        self._observed.add(
             (
                 method_label(method),
                 tool_label(method, note.tool),
@@ -166,16 +166,12 @@ class RouteMetrics:
                 note.limited,
             )
         )
-        if len(observed) >= FOLD_ROWS:
-            self.fold()
-        elif not self._fold_due:
-            self._fold_due = True
-            asyncio.get_running_loop().call_later(FOLD_SECONDS, self.fold)
 
     def fold(self) -> None:
         """The requests observed since the last fold, into prometheus_client's values."""
-        self._fold_due = False
-        observed, self._observed = self._observed, []
+        self._observed.flush()
+
+    def _add_up(self, observed: list[tuple[str, str, int, float, bool]]) -> None:
         # (method, tool, status) -> requests, seconds in all, and requests per histogram
         # bucket (the last one +Inf).
         pending: dict[tuple[str, str, int], list[Any]] = {}
