@@ -124,10 +124,10 @@ def sections(text: str) -> list[Section]:
     counted at `\\n` only, as a window read counts them."""
     _, body = split_frontmatter(text)
     line = 1 + text.count("\n", 0, len(text) - len(body))
-    lines = "\n" + body
+    searched = "\n" + body  # see `_HEADING_LINE`
     marks = sorted(
-        [(found.start(), None) for found in _FENCE_LINE.finditer(lines)]
-        + [(found.start(), found.group(1)) for found in _HEADING_LINE.finditer(lines)],
+        [(found.start(), None) for found in _FENCE_LINE.finditer(searched)]
+        + [(found.start(), found.group(1)) for found in _HEADING_LINE.finditer(searched)],
         key=lambda mark: mark[0],
     )
     starts: list[tuple[int, str]] = [(0, "")]
