@@ -4,15 +4,18 @@ the top hit at its line."""
 from __future__ import annotations
 
 import json
+import random
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from benchmarks.search_cost import worst_query
 
 from benchmarks import http_tree
 from kinetis_mcp_docs.server.application import DocsApplication
+from kinetis_mcp_docs.server.search.relevance import PageText, Query, RelevanceIndex
 from kinetis_mcp_docs.server.search_index import SearchIndex
 from kinetis_mcp_docs.server.tools.base import Toolset
 from tests.support.http import tool_text, write_tree
@@ -175,3 +178,62 @@ def test_a_result_line_is_where_fetch_page_shows_the_snippet(tmp_path: Path) -> 
         assert window["content"].startswith("## Vitest\n\nConfigure vitest")
     finally:
         application.close()
+
+
+def test_the_ties_of_a_search_are_ordered_as_a_search_filtered_to_them_orders_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Thirty pages, 1 to 19 copies of each: pages tie everywhere, at every cut. Sets of pages of
+    # every kind: the query's best pages (answered from the whole index's best) and pages
+    # from anywhere in its order.
+    rng = random.Random(17)
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta"]
+    kinds = [
+        (
+            " ".join(rng.sample(words, rng.randint(1, 2))),
+            " ".join(rng.choice(words) for _ in range(rng.randint(0, 30))),
+        )
+        for _ in range(30)
+    ]
+    copies = [kind for kind in kinds for _ in range(rng.randint(1, 19))]
+    rng.shuffle(copies)
+    pages = [
+        PageText(title=title, url=f"/p{slot}", description="", headings="", body=body)
+        for slot, (title, body) in enumerate(copies)
+    ]
+    everything = len(pages)
+    snapshot = RelevanceIndex().changed([], list(enumerate(pages)))
+    filtered_searches = []
+    filtered = snapshot.best_pages
+
+    def counted(query: Query, limit: int, among: list[int] | None = None) -> list[Any]:
+        filtered_searches.append(limit)
+        return filtered(query, limit, among)
+
+    monkeypatch.setattr(snapshot, "best_pages", counted)
+    rank = rng.sample(range(everything), everything)
+    trials = 600
+    for trial in range(trials):
+        query = snapshot.read(" ".join(rng.sample(words, rng.randint(1, 3))))
+        ordered = [slot for slot, _ in filtered(query, everything)]
+        if trial % 3 == 0:
+            among = rng.sample(range(everything), rng.choice([2, 5, 40, 150, everything - 1]))
+        elif trial % 3 == 1:
+            among = list(dict.fromkeys(ordered[: rng.randint(1, 10)] + rng.sample(ordered, 3)))
+        else:  # pages on both sides of where the whole index's best pages are cut
+            among = rng.sample(ordered[20:80], min(20, len(ordered[20:80])))
+        if not among:
+            continue
+        limit = rng.randint(1, min(20, len(among)))
+        asked = dict(snapshot.ties(query).best(limit, among))
+        expected = dict(filtered(query, limit, among))
+
+        def top(scores: dict[int, float]) -> list[tuple[int, float]]:
+            # Equal scores in the caller's order (URLs), which is not the index's.
+            ordered = sorted(among, key=lambda slot: (-scores.get(slot, 0.0), rank[slot]))
+            return [(slot, scores.get(slot, 0.0)) for slot in ordered[:limit]]
+
+        assert top(asked) == top(expected), (query, limit, len(among))
+    # Both ways were taken: some sets answered from the whole index's best pages, some by
+    # the filtered search.
+    assert 0 < len(filtered_searches) < trials

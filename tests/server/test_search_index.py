@@ -7,6 +7,7 @@ import string
 
 import pytest
 
+from kinetis_mcp_docs.server.search.page_text import around
 from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
 
 
@@ -204,3 +205,55 @@ def test_every_query_scores_as_the_contract_reads_and_in_its_order() -> None:
         # The best 20 by the contract, in its order; equal scores may come in any order.
         assert [score for _, score in found] == sorted(expected.values(), reverse=True)[:20]
         assert all(expected[url] == score for url, score in found), query
+
+
+def _plain_snippet(text: str, tokens: list[str]) -> str | None:
+    """The contract's snippet written as plainly as it reads: around the first occurrence of
+    a token in the lowercased body, its first `# ` title line outside fences left out."""
+    body = split_frontmatter(text)[1]
+    fenced, start = False, 0
+    for line in body.splitlines(keepends=True):
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.startswith("# "):
+            body = body[:start] + body[start + len(line) :]
+            break
+        start += len(line)
+    folded = body.lower()
+    found = [position for position in map(folded.find, tokens) if position >= 0]
+    if not found:
+        return None
+    first, count = min(found), 0
+    for position, char in enumerate(body):  # the unfolded character at `first`
+        count += len(char.lower())
+        if count > first:
+            break
+    return around(body, position)
+
+
+def test_the_snippet_is_around_the_first_occurrence_a_plain_reading_finds() -> None:
+    # Line breaks of every kind, fences and titles, characters that lowercase longer or by
+    # context (a final sigma), and pages long enough to be read in several blocks.
+    rng = random.Random(23)
+    pieces = [
+        "ab", "ba", "c", "Σ", "ΑΣ ", "İ", "x", " ", "\n", "\r\n", "\r", "\x0c", "\u2028",
+        "\n```\n", "\n~~~\n", "\n# ", "# ", "\n## ", "Ab", "C#", "a\u0301",
+    ]  # fmt: skip
+    pages = {}
+    for n in range(120):
+        words = [rng.choice(pieces) for _ in range(rng.choice([5, 60, 3000]))]
+        head = "---\ntitle: T\n---\n" if n % 3 else ""
+        pages[f"/p{n}"] = head + "".join(words)
+    # One match, far in, on each side of where a block of 4,096 characters would end.
+    for length in range(4090, 4098):
+        for n, match in enumerate(["ab", "ΑΣ ", "İab", "cΣ\n", "Σb"]):
+            pages[f"/deep{length}-{n}"] = "y" * length + match + "y" * length
+    index = _index(pages)
+    straddling = [["ab"], ["σ"], ["ς"], ["i̇a"], ["cσ"], ["σb"], ["ςb"], ["ας"], ["ασ"]]
+    for tokens in straddling + [
+        ["".join(rng.choice("abcσςi̇x") for _ in range(rng.randint(1, 3)))] for _ in range(150)
+    ]:
+        for hit in index.search(" ".join(tokens), 20):
+            expected = _plain_snippet(pages[hit.url], tokens)
+            if expected is not None:
+                assert hit.snippet == expected, (hit.url, tokens)

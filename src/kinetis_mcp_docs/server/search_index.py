@@ -51,6 +51,8 @@ RANKINGS = (OWNDOCS, RELEVANCE)
 # not diluted by its length. Its weight beside the page's own score:
 RESCORED_PAGES = 5
 SECTION_WEIGHT = 0.25
+# An owndocs snippet lowercases the body this many characters (then to a line's end) at a time.
+_FOLDED_BLOCK = 4096
 
 
 @dataclass(frozen=True)
@@ -255,9 +257,11 @@ class SearchIndex:
         room = limit
         chosen: list[int] = []
         scores: dict[int, int] = {}
+        ties = self._relevance.ties(terms)
         for level, group in self._contract.ranked(query, limit):
             scores.update(dict.fromkeys(group, level))
-            relevance.update(self._tie_order(terms, group, min(room, len(group))))
+            if len(group) > 1:
+                relevance.update(ties.best(min(room, len(group)), group))
             rank = self._url_rank
             group.sort(key=lambda slot: (-relevance.get(slot, 0.0), rank[slot]))
             chosen.extend(group[:room])
@@ -275,29 +279,43 @@ class SearchIndex:
             for slot in chosen
         ]
 
-    def _tie_order(self, terms: Query, group: list[int], wanted: int) -> dict[int, float]:
-        """Relevance scores for the best `wanted` pages of `group` (others may be missing)."""
-        assert self._relevance is not None  # noqa: S101
-        if len(group) == 1:
-            return {}
-        return dict(self._relevance.best_pages(terms, wanted, among=group))
-
 
 def _snippet(page: _Page, tokens: list[str]) -> str:
     """Around the first body occurrence of a token, else the description or first paragraph."""
     if not tokens:
         return page.fallback
     body = without_title_line(split_frontmatter(page.full_text())[1])
-    folded = body.lower()
-    first = min(
-        (found for found in (folded.find(token) for token in tokens) if found >= 0),
-        default=-1,
-    )
+    first = _first_occurrence(body, tokens)
     if first < 0:
         return page.fallback
-    if len(folded) != len(body):
-        first = _unfolded_position(body, first)
     return around(body, first)
+
+
+def _first_occurrence(body: str, tokens: list[str]) -> int:
+    """Where in `body` the first occurrence of any of `tokens` (lowercased, no whitespace)
+    in `body.lower()` begins, or -1.
+
+    The body is lowercased a block of lines at a time, up to the first block holding one:
+    a token holds no line break, so no occurrence spans two blocks, and lowercasing reads
+    no context past a line break (a final sigma's is a word), so each block folds as it
+    does inside the whole. Most answers' first occurrence is in the first block.
+    """
+    start = 0
+    while start < len(body):
+        end = body.find("\n", start + _FOLDED_BLOCK)
+        end = len(body) if end < 0 else end + 1
+        block = body[start:end]
+        folded = block.lower()
+        first = min(
+            (found for found in (folded.find(token) for token in tokens) if found >= 0),
+            default=-1,
+        )
+        if first >= 0:
+            if len(folded) != len(block):
+                first = _unfolded_position(block, first)
+            return start + first
+        start = end
+    return -1
 
 
 def _unfolded_position(text: str, folded_position: int) -> int:

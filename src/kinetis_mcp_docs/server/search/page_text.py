@@ -22,6 +22,11 @@ _BLOCK_SCALAR = re.compile(r"[>|][1-9+-]{0,2}(?:\s+#.*)?")
 # match starts at its line's offset in the body.
 _HEADING_LINE = re.compile(r"\n[^\S\n]*#{1,6}[ \t]+(.*?)[ \t#]*\r?$", re.MULTILINE)
 _FENCE_LINE = re.compile(r"\n[^\S\n]*(?:```|~~~)")
+# What ends a line for `str.splitlines` ("\r\n" ends one line: its "\n" starts none that a
+# fence or a title could open), and what opens a fence or a `# ` title at a line's start.
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_BREAK = re.compile(f"[{_LINE_BREAKS}]")
+_TITLE_OR_FENCE = re.compile("```|~~~|# ")
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
@@ -74,15 +79,25 @@ def _unquoted(value: str) -> str:
 
 
 def _title_line(body: str) -> tuple[int, int] | None:
-    """Where the first `# ` heading line outside code fences starts and ends."""
+    """Where the first `# ` heading line outside code fences starts and ends.
+
+    Lines are `str.splitlines`' lines. Only the lines that open a fence or a title are
+    looked at, up to the title: the lines of a whole page were split for it on every
+    snippet, where the title is most often the body's first line.
+    """
     fenced = False
-    start = 0
-    for line in body.splitlines(keepends=True):
-        if line.startswith(("```", "~~~")):
+    for found in _TITLE_OR_FENCE.finditer(body):
+        if found.start() and body[found.start() - 1] not in _LINE_BREAKS:
+            continue
+        if found.group() != "# ":
             fenced = not fenced
-        elif not fenced and line.startswith("# "):
-            return start, start + len(line)
-        start += len(line)
+        elif not fenced:
+            start = found.start()
+            end = _LINE_BREAK.search(body, start)
+            if end is None:
+                return start, len(body)
+            crlf = end.group() == "\r" and body.startswith("\n", end.end())
+            return start, end.end() + crlf
     return None
 
 

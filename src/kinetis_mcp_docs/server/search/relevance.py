@@ -71,6 +71,9 @@ _WRITER_HEAP = 50_000_000  # per indexing thread; the writer is dropped after ea
 _WRITER_THREADS = 2
 # Terms whose document counts a searcher remembers (a term's are seven integers).
 _REMEMBERED_TERMS = 65_536
+# How many of the whole index's best pages a `Ties` reads, per page asked for (PAGE_HITS
+# at least), before it asks for a search filtered to the pages of a tie instead.
+_TIES_READ = 4
 
 
 def _analyzers() -> dict[str, tantivy.TextAnalyzer]:
@@ -354,3 +357,47 @@ class Snapshot:
             if len(ranked) < count or count >= most or ranked[-1][1] < ranked[limit - 1][1]:
                 return ranked
             count = min(most, count * 2)
+
+    def ties(self, query: Query) -> Ties:
+        """Orders the pages of `query`'s ties (see `Ties`)."""
+        return Ties(self, query)
+
+
+class Ties:
+    """The best pages of given sets of pages for one query, for one search.
+
+    What `Snapshot.best_pages(query, limit, among=pages)` answers, most often without the
+    search filtered to `pages` it asks: that one costs Tantivy several times what the same
+    query over every page does, and the pages of a tie (equal contract scores) are most
+    often among the query's best anyway. The whole index's best pages are read once per
+    search; every page of a set scoring more than the last page read is among them, so
+    when `limit` of the set do, or the index had no more pages to give, that is the answer.
+    """
+
+    def __init__(self, snapshot: Snapshot, query: Query) -> None:
+        self._snapshot = snapshot
+        self._query = query
+        self._asked: tantivy.Query | None = None
+        self._ranked: list[tuple[int, float]] = []
+        self._read = 0
+
+    def best(self, limit: int, among: list[int]) -> list[tuple[int, float]]:
+        """The best `limit` pages of `among` by score, best first, and every other page of
+        `among` scoring what the last of them does (and maybe more pages of `among`)."""
+        side = self._snapshot._pages
+        everything = int(side.searcher.num_docs)
+        wanted = min(everything, max(PAGE_HITS, _TIES_READ * limit))
+        if self._read < wanted:
+            if self._asked is None:
+                self._asked = side.query(self._query, None)
+            if self._asked is None:
+                return []
+            found = side.best(self._asked, wanted)
+            self._ranked = sorted(found.items(), key=lambda item: -item[1])
+            self._read = wanted
+        members = set(among)
+        inside = [item for item in self._ranked if item[0] in members]
+        exhausted = len(self._ranked) < self._read or self._read >= everything
+        if exhausted or (len(inside) >= limit and inside[limit - 1][1] > self._ranked[-1][1]):
+            return inside
+        return self._snapshot.best_pages(self._query, limit, among)
