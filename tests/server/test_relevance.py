@@ -228,12 +228,20 @@ def test_the_ties_of_a_search_are_ordered_as_a_search_filtered_to_them_orders_th
         asked = dict(snapshot.ties(query).best(limit, among))
         expected = dict(filtered(query, limit, among))
 
-        def top(scores: dict[int, float]) -> list[tuple[int, float]]:
-            # Equal scores in the caller's order (URLs), which is not the index's.
-            ordered = sorted(among, key=lambda slot: (-scores.get(slot, 0.0), rank[slot]))
-            return [(slot, scores.get(slot, 0.0)) for slot in ordered[:limit]]
-
-        assert top(asked) == top(expected), (query, limit, len(among))
+        assert _top(asked, among, limit, rank) == _top(expected, among, limit, rank), (
+            query,
+            limit,
+            len(among),
+        )
     # Both ways were taken: some sets answered from the whole index's best pages, some by
     # the filtered search.
     assert 0 < len(filtered_searches) < trials
+
+
+def _top(
+    scores: dict[int, float], among: list[int], limit: int, rank: list[int]
+) -> list[tuple[int, float]]:
+    """The best `limit` of `among` as a caller takes them: equal scores in the caller's
+    order (`rank`, as URLs are), which is not the index's."""
+    ordered = sorted(among, key=lambda slot: (-scores.get(slot, 0.0), rank[slot]))
+    return [(slot, scores.get(slot, 0.0)) for slot in ordered[:limit]]

@@ -223,11 +223,12 @@ def _plain_snippet(text: str, tokens: list[str]) -> str | None:
     found = [position for position in map(folded.find, tokens) if position >= 0]
     if not found:
         return None
-    first, count = min(found), 0
-    for position, char in enumerate(body):  # the unfolded character at `first`
+    first, count, position = min(found), 0, 0
+    for char in body:  # the unfolded character at `first`
         count += len(char.lower())
         if count > first:
             break
+        position += 1
     return around(body, position)
 
 
@@ -248,10 +249,23 @@ def test_the_snippet_is_around_the_first_occurrence_a_plain_reading_finds() -> N
     for length in range(4090, 4098):
         for n, match in enumerate(["ab", "ΑΣ ", "İab", "cΣ\n", "Σb"]):
             pages[f"/deep{length}-{n}"] = "y" * length + match + "y" * length
+    # A match, a title line, or the frontmatter's end, about where the opening bytes of a
+    # compressed page (8,192), which settle most snippets, end.
+    line = "y" * 49 + "\n"
+    for lines in range(150, 176, 2):
+        pages[f"/late{lines}"] = line * lines + "ab cΣ\n" + line * 30
+        pages[f"/late-title{lines}"] = line * lines + "# ab title\n" + line * 3 + "ab\n"
+        pages[f"/late-front{lines}"] = "---\ntitle: T\n" + "k: v\n" * (lines * 10) + "---\nab\n"
+        pages[f"/near{lines}"] = line * (lines - 20) + "ab " + line * 40
+    pages["/wide"] = "a" + "é" * 5000 + " ab\n"  # the 8,192nd byte is inside a character
     index = _index(pages)
-    straddling = [["ab"], ["σ"], ["ς"], ["i̇a"], ["cσ"], ["σb"], ["ςb"], ["ας"], ["ασ"]]
-    for tokens in straddling + [
-        ["".join(rng.choice("abcσςi̇x") for _ in range(rng.randint(1, 3)))] for _ in range(150)
+    # Greek small sigma, final sigma and alpha.
+    sigma, final_sigma, alpha = "\u03c3", "\u03c2", "\u03b1"
+    straddling = ["ab", sigma, final_sigma, "i̇a", "c" + sigma, sigma + "b", final_sigma + "b"]
+    straddling += [alpha + final_sigma, alpha + sigma]
+    drawn = "abci̇x" + sigma + final_sigma
+    for tokens in [[token] for token in straddling] + [
+        ["".join(rng.choice(drawn) for _ in range(rng.randint(1, 3)))] for _ in range(150)
     ]:
         for hit in index.search(" ".join(tokens), 20):
             expected = _plain_snippet(pages[hit.url], tokens)

@@ -23,7 +23,7 @@ and keeps the contract's lowercased copy of every body besides.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .search.contract import ContractScores
@@ -31,12 +31,13 @@ from .search.page_text import (
     SNIPPET_LENGTH,
     Section,
     around,
+    around_reads,
     clip,
     first_heading,
     first_paragraph,
     sections,
     split_frontmatter,
-    without_title_line,
+    title_line,
 )
 from .search.passages import PageShape, read_page
 from .search.relevance import PageText, Query, RelevanceIndex, Snapshot
@@ -53,6 +54,9 @@ RESCORED_PAGES = 5
 SECTION_WEIGHT = 0.25
 # An owndocs snippet lowercases the body this many characters (then to a line's end) at a time.
 _FOLDED_BLOCK = 4096
+# A compressed page's opening bytes, which settle most snippets: it is decompressed whole
+# only when they do not.
+_OPENING = 8192
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,7 @@ class Hit:
 
 class _Page:
     __slots__ = (
+        "body_from",
         "compressed",
         "fallback",
         "folded_title",
@@ -77,6 +82,7 @@ class _Page:
         "shape",
         "text",
         "title",
+        "title_span",
         "url",
     )
 
@@ -98,6 +104,9 @@ class _Page:
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
         self.fallback = clip(fields.get("description") or first_paragraph(body))
+        # Where the body starts in the text, and its title line in the body (the snippet's).
+        self.body_from = len(text) - len(body)
+        self.title_span = title_line(body)
         # The page line each section starts on (the body's first line when it has none).
         self.section_chars = len(body)
         # Where its sections start (where the body does, when it has none), in its UTF-8.
@@ -109,6 +118,22 @@ class _Page:
 
     def full_text(self) -> str:
         return self.utf8().decode("utf-8", "surrogatepass")
+
+    def texts(self) -> Iterator[tuple[str, bool]]:
+        """The page's opening lines (its first `_OPENING` bytes, to the last whole line),
+        then its whole text, each with whether it is the whole: a compressed page is only
+        decompressed past its opening when a reader asks for more."""
+        if not self.compressed:
+            yield self.full_text(), True
+            return
+        inflate = zlib.decompressobj()
+        opening = inflate.decompress(self.text, _OPENING)
+        if not inflate.eof:
+            # A line break's byte is never inside a character's UTF-8.
+            cut = opening.rfind(b"\n") + 1
+            yield opening[:cut].decode("utf-8", "surrogatepass"), False
+            opening += inflate.decompress(inflate.unconsumed_tail) + inflate.flush()
+        yield opening.decode("utf-8", "surrogatepass"), True
 
     def utf8(self) -> bytes:
         return zlib.decompress(self.text) if self.compressed else self.text
@@ -281,26 +306,40 @@ class SearchIndex:
 
 
 def _snippet(page: _Page, tokens: list[str]) -> str:
-    """Around the first body occurrence of a token, else the description or first paragraph."""
+    """Around the first body occurrence of a token, else the description or first paragraph.
+
+    The body is read from the page's opening lines first, then, only when they do not
+    settle it, from its whole text, from where the opening lines' reading stopped.
+    """
     if not tokens:
         return page.fallback
-    body = without_title_line(split_frontmatter(page.full_text())[1])
-    first = _first_occurrence(body, tokens)
-    if first < 0:
-        return page.fallback
-    return around(body, first)
+    scanned = 0  # the body up to here holds no token
+    for text, whole in page.texts():
+        body = text[page.body_from :]
+        span = page.title_span
+        if span is not None:
+            # Cut off inside or before the title line, this is still the start of the text
+            # the snippet reads.
+            body = body[: span[0]] + body[span[1] :]
+        first = _first_occurrence(body, tokens, scanned)
+        if whole:
+            return page.fallback if first < 0 else around(body, first)
+        if first >= 0 and around_reads(first) <= len(body):
+            return around(body, first)
+        # The opening lines end at a line's end; a match near it is read again from its line.
+        scanned = len(body) if first < 0 else body.rfind("\n", 0, first) + 1
+    raise AssertionError("a page's last text is its whole text")  # pragma: no cover
 
 
-def _first_occurrence(body: str, tokens: list[str]) -> int:
+def _first_occurrence(body: str, tokens: list[str], start: int = 0) -> int:
     """Where in `body` the first occurrence of any of `tokens` (lowercased, no whitespace)
-    in `body.lower()` begins, or -1.
+    in `body.lower()` begins, at a line's `start` or after, or -1.
 
     The body is lowercased a block of lines at a time, up to the first block holding one:
     a token holds no line break, so no occurrence spans two blocks, and lowercasing reads
     no context past a line break (a final sigma's is a word), so each block folds as it
     does inside the whole. Most answers' first occurrence is in the first block.
     """
-    start = 0
     while start < len(body):
         end = body.find("\n", start + _FOLDED_BLOCK)
         end = len(body) if end < 0 else end + 1

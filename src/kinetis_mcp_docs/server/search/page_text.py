@@ -78,7 +78,7 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def _title_line(body: str) -> tuple[int, int] | None:
+def title_line(body: str) -> tuple[int, int] | None:
     """Where the first `# ` heading line outside code fences starts and ends.
 
     Lines are `str.splitlines`' lines. Only the lines that open a fence or a title are
@@ -103,13 +103,8 @@ def _title_line(body: str) -> tuple[int, int] | None:
 
 def first_heading(body: str) -> str:
     """The text of the first `# ` heading outside code fences, or ''."""
-    span = _title_line(body)
+    span = title_line(body)
     return "" if span is None else body[span[0] + 2 : span[1]].strip().rstrip("#").strip()
-
-
-def without_title_line(body: str) -> str:
-    span = _title_line(body)
-    return body if span is None else body[: span[0]] + body[span[1] :]
 
 
 def first_paragraph(body: str) -> str:
@@ -177,12 +172,20 @@ def clip(text: str, length: int = SNIPPET_LENGTH) -> str:
 
 
 def around(body: str, position: int, length: int = SNIPPET_LENGTH) -> str:
-    """At most `length` code points of `body` on one line, starting a little before `position`."""
+    """At most `length` code points of `body` on one line, starting a little before `position`.
+
+    It reads `body` up to `around_reads(position, length)` at most.
+    """
     start = max(0, position - _SNIPPET_LEAD)
     if start:
         space = body.find(" ", start, position)
         start = space + 1 if space >= 0 else start
-    window = body[start : position + 4 * length]
+    window = body[start : around_reads(position, length)]
     if not start:
         return clip(window, length)
     return "…" + clip(window, length - 1)
+
+
+def around_reads(position: int, length: int = SNIPPET_LENGTH) -> int:
+    """Where `around(body, position, length)` stops reading `body`."""
+    return position + 4 * length
