@@ -39,6 +39,14 @@ def chunks_of(folded_body: str) -> set[str]:
     return set(folded_body.split())
 
 
+def characters_of(chunks: set[str]) -> set[str]:
+    """The characters of a body's chunks: every one of its characters a token can hold.
+
+    Read from the distinct chunks, half a body's length or less, rather than the body.
+    """
+    return set("".join(chunks))
+
+
 class ContractScores:
     """The pages' lowercased titles, URLs and body chunks: what the contract's scoring reads."""
 
@@ -82,9 +90,10 @@ class ContractScores:
                 pieces_of[piece] = pieces_of.get(piece, 0) | bit
         self._every |= bit
         chunks, pieces = self._chunks, self._pieces
-        for chunk in chunks_of(folded_body):
+        held = chunks_of(folded_body)
+        for chunk in held:
             chunks[chunk] = chunks.get(chunk, 0) | bit
-        for piece in set(folded_body):
+        for piece in characters_of(held):
             pieces[piece] = pieces.get(piece, 0) | bit
         self._vocabulary_stale = True
 
@@ -100,13 +109,14 @@ class ContractScores:
                 else:
                     del pieces_of[piece]
         self._every &= keep
-        for chunk in chunks_of(folded_body):
+        held = chunks_of(folded_body)
+        for chunk in held:
             left = self._chunks[chunk] & keep
             if left:
                 self._chunks[chunk] = left
             else:
                 del self._chunks[chunk]
-        for piece in set(folded_body):
+        for piece in characters_of(held):
             left = self._pieces[piece] & keep
             if left:
                 self._pieces[piece] = left
