@@ -145,15 +145,17 @@ def read_page(
         if not _can_start(content):
             continue
         held = present[number]
-        score = sum(weight[name] for name in held)
+        # Exactly rounded, so that the order a set is read in (its strings' hashes, which
+        # differ from process to process) never changes which line wins.
+        score = math.fsum(weight[name] for name in held)
         defined = _defined(lines[number].lower(), held, words)
-        score += (DEFINITION_WEIGHT - 1) * sum(weight[name] for name in defined)
+        score += (DEFINITION_WEIGHT - 1) * math.fsum(weight[name] for name in defined)
         if _section_of(shape.lines, number) == best_section:
             score *= BEST_SECTION_WEIGHT
         following: set[str] = set()
         for later in range(number + 1, number + 1 + FOLLOWING_LINES):
             following |= present.get(later, set())
-        score += FOLLOWING_WEIGHT * sum(weight[name] for name in following - held)
+        score += FOLLOWING_WEIGHT * math.fsum(weight[name] for name in following - held)
         if score > best_score:
             best, best_score = number, score
     if best < 0:
