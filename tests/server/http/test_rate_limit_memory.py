@@ -4,6 +4,7 @@ which is the one the shared (Redis) limit uses."""
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 
 from kinetis_mcp_docs.server.http.ratelimit import RateLimit
@@ -59,14 +60,15 @@ def test_a_count_costs_the_same_with_100000_other_live_keys_as_with_10() -> None
     few = RateLimit(1_000_000_000, "memory://")
     many = RateLimit(1_000_000_000, "memory://")
     few_keys, many_keys = _fill(few, 10), _fill(many, 100_000)
-    at_ten, at_many = [], []
-    for _ in range(5):  # alternated, so that a busy moment of the machine hits both
-        at_ten.append(_seconds_per_hit(few, few_keys, 10_000))
-        at_many.append(_seconds_per_hit(many, many_keys, 10_000))
-    # Each at its quickest: what the count itself costs, with the machine's other work
-    # left out (a loaded CI run saw single rounds 4x apart either way). The bench holds
-    # the target (1.2x); a count that looked at every key cost 15-20x.
-    assert min(at_many) / min(at_ten) < 3, (at_ten, at_many)
+    ratios = []
+    for _ in range(7):  # in pairs, seconds apart, so that a busy moment hits both of one
+        at_ten = _seconds_per_hit(few, few_keys, 10_000)
+        ratios.append(_seconds_per_hit(many, many_keys, 10_000) / at_ten)
+    # The middle pair: a loaded machine changes speed between rounds (single rounds were
+    # 4x apart either way, and one quick round of ten keys made the two rounds' quickest
+    # 4x apart). The bench holds the target (1.2x); a count that looked at every key cost
+    # 15-20x in every pair.
+    assert statistics.median(ratios) < 3, ratios
 
 
 def test_a_full_table_forgets_the_key_seen_least_recently_and_keeps_limiting_the_busy_one() -> None:
