@@ -1,14 +1,19 @@
-"""Fixtures shared by the installer tests: one wheelhouse per session, a user's machine."""
+"""Fixtures shared by the installer tests: one wheelhouse per session, a user's machine,
+and a machine on which setup already ran, for the tests that need an install only as a
+precondition."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.installer.machine import Machine, machine_at
+from tests.installer.machine import Machine, machine_at, machine_in
 from tests.support.origin import DocsOrigin
+from tests.support.processes import kill_processes_mentioning
 from tests.support.wheelhouse import build_project_wheel, make_wheelhouse, wheelhouse_pip_env
 
 # A wheelhouse offering a misbehaving release: (module of the package, code appended to it).
@@ -105,3 +110,88 @@ def machine(
     """A user's machine whose server reaches the local origin serving this repo's docs/."""
     docs_origin.serve_docs()
     return machine_at(tmp_path, wheelhouse_env, origin_env)
+
+
+PROJECT_DOCS = Path(__file__).resolve().parents[2] / "docs"
+_SETTLE = 60.0
+
+
+class SetUpMachines:
+    """Machines on which `kinetis-docs setup` ran once per session (per worker), each
+    restored exactly as that setup left it, at the same path, before every test using it.
+
+    An install names its own path (its scripts' first lines, its `current` link, the
+    client's registration), so a copy elsewhere would be another install: the machine is
+    copied back to where it was set up instead. The first test asking for one sets it up.
+    """
+
+    def __init__(self, base: Path, wheelhouse_env: dict[str, str]) -> None:
+        self._base = base
+        self._wheelhouse_env = wheelhouse_env
+
+    def restored(self, origin_env: dict[str, str], pages: Path | None) -> Machine:
+        """A machine set up for Claude Code with pages from the origin `origin_env`
+        reaches, or from the local directory `pages`."""
+        name = "origin" if pages is None else "local"
+        root = self._base / name
+        pristine = self._base / f"{name}-as-set-up"
+        if pristine.exists():
+            kill_processes_mentioning(os.fspath(root), _SETTLE)
+            _remove(root)
+            shutil.copytree(pristine, root, symlinks=True)
+            return self._machine(root, origin_env, pages)
+        root.mkdir(parents=True)
+        machine = machine_at(root, self._wheelhouse_env, origin_env)
+        if pages is not None:
+            machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(pages)
+        result = machine.setup()
+        assert result.returncode == 0, result.stdout + result.stderr
+        shutil.copytree(root, pristine, symlinks=True)
+        return machine
+
+    def _machine(self, root: Path, origin_env: dict[str, str], pages: Path | None) -> Machine:
+        machine = machine_in(root, self._wheelhouse_env, origin_env)
+        if pages is not None:
+            machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(pages)
+        return machine
+
+
+def _remove(root: Path) -> None:
+    """Remove `root`, whatever modes a test left on its directories."""
+    try:
+        shutil.rmtree(root)
+    except PermissionError:
+        for directory, names, _ in os.walk(root):
+            for name in names:
+                path = Path(directory) / name
+                if not path.is_symlink():
+                    path.chmod(0o700)
+        shutil.rmtree(root)
+
+
+@pytest.fixture(scope="session")
+def set_up_machines(
+    tmp_path_factory: pytest.TempPathFactory, wheelhouse_env: dict[str, str]
+) -> SetUpMachines:
+    return SetUpMachines(tmp_path_factory.mktemp("set-up-machines"), wheelhouse_env)
+
+
+@pytest.fixture
+def installed(
+    set_up_machines: SetUpMachines, docs_origin: DocsOrigin, origin_env: dict[str, str]
+) -> Iterator[Machine]:
+    """A `machine` on which `kinetis-docs setup` has run: this checkout's newest release
+    within >=1.0,<2 installed and registered with Claude Code, pages from the test's origin."""
+    docs_origin.serve_docs()
+    machine = set_up_machines.restored(origin_env, None)
+    yield machine
+    kill_processes_mentioning(os.fspath(machine.install), _SETTLE)
+
+
+@pytest.fixture
+def installed_local(set_up_machines: SetUpMachines) -> Iterator[Machine]:
+    """A machine on which `kinetis-docs setup` has run with KINETIS_MCP_DOCS_PAGES set to
+    this repository's docs/ (no origin needed), registered with Claude Code."""
+    machine = set_up_machines.restored({}, PROJECT_DOCS)
+    yield machine
+    kill_processes_mentioning(os.fspath(machine.install), _SETTLE)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.clients import StubClient, install_stub
+from tests.support.clients import StubClient, install_stub, stub_at
 from tests.support.processes import sigint_restored
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
@@ -119,14 +119,23 @@ def machine_at(
     tmp_path: Path, wheelhouse_env: Mapping[str, str], origin_env: Mapping[str, str]
 ) -> Machine:
     """A machine under `tmp_path`; `origin_env` (may be empty) reaches the docs origin."""
-    home = tmp_path / "home"
-    home.mkdir()
-    bin_dir = tmp_path / "bin"
-    claude = install_stub("claude", bin_dir, tmp_path / "stub-state")
-    codex = install_stub("codex", bin_dir, tmp_path / "stub-state")
-    install = tmp_path / "install"
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
+    (tmp_path / "home").mkdir()
+    for kind in ("claude", "codex"):
+        install_stub(kind, tmp_path / "bin", tmp_path / "stub-state")
+    (tmp_path / "tmp").mkdir()
+    return machine_in(tmp_path, wheelhouse_env, origin_env)
+
+
+def machine_in(
+    root: Path, wheelhouse_env: Mapping[str, str], origin_env: Mapping[str, str]
+) -> Machine:
+    """The machine `machine_at(root, ...)` made, its commands run with `origin_env`."""
+    home = root / "home"
+    bin_dir = root / "bin"
+    claude = stub_at("claude", bin_dir, root / "stub-state")
+    codex = stub_at("codex", bin_dir, root / "stub-state")
+    install = root / "install"
+    temporary = root / "tmp"
     env = {
         # Only what a login shell would have, so the test controls every variable that
         # reaches pip, the server and the Codex registration.

@@ -335,9 +335,9 @@ def _read_only(directory: Path) -> list[str] | None:
     ],
 )
 def test_setup_over_an_install_in_an_odd_state_is_one_line_and_switches_nothing(
-    machine: Machine, state: str
+    installed: Machine, state: str
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     machine.claude.clear_log()
     install = machine.install
     serving = (install / "current").readlink()
@@ -422,9 +422,9 @@ def test_setup_refuses_an_empty_directory_other_users_can_write_naming_the_fix(
 
 @pytest.mark.parametrize("link", ["current", "previous"])
 def test_setup_refuses_an_install_whose_environment_others_can_write_until_the_named_fix(
-    machine: Machine, link: str
+    installed: Machine, link: str
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     if link == "previous":
         assert machine.setup().returncode == 0
     install = machine.install
@@ -473,9 +473,9 @@ def frozen() -> Iterator[list[int]]:
 
 @pytest.mark.skipif(not PROC_AVAILABLE, reason="finds the byte-compile in /proc")
 def test_a_sigkilled_setups_compile_never_leaves_a_stray_environment_behind_later_runs(
-    machine: Machine, frozen: list[int]
+    installed: Machine, frozen: list[int]
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     killed = machine.start_setup()
     try:
         wait_for(lambda: bool(_compiles(machine.install)), "the background compile", 60)
@@ -585,9 +585,9 @@ def test_setup_into_the_home_directory_says_the_default_install_directory_is_in_
 
 
 def test_the_installs_own_serve_http_without_the_extra_names_what_works_from_a_clone(
-    machine: Machine,
+    installed: Machine,
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
 
     # The install's environment carries no http extra: every update rebuilds it.
     result = machine.run("serve", "--http", program=machine.own_command)
@@ -625,9 +625,9 @@ def test_setup_refuses_an_empty_home_directory_and_writes_nothing_there(
 
 
 def test_a_failed_verification_over_an_install_says_the_new_environment_stays_current(
-    machine: Machine,
+    installed: Machine,
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     registered = machine.claude.registrations()
     serving = machine.current()
     machine.env["HTTPS_PROXY"] = f"http://127.0.0.1:{closed_port()}"
@@ -758,9 +758,9 @@ def test_ctrl_c_during_a_first_setup_exits_130_saying_nothing_was_left_installed
 
 @pytest.mark.parametrize(("module", "code", "said"), SPAWN_ENTRY_RELEASES)
 def test_setup_refuses_a_release_that_misbehaves_where_a_spawn_runs_before_switching_to_it(
-    machine: Machine, planted_wheelhouse: PlantedWheelhouse, module: str, code: str, said: str
+    installed: Machine, planted_wheelhouse: PlantedWheelhouse, module: str, code: str, said: str
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     registered = machine.claude.registrations()
     serving = machine.current()
     machine.env |= wheelhouse_pip_env(planted_wheelhouse(module, code))

@@ -41,8 +41,8 @@ def _status_json(machine: Machine, env: dict[str, str] | None = None) -> tuple[i
     return result.returncode, json.loads(result.stdout)
 
 
-def test_status_of_a_working_install_reports_it_whole_and_exits_0(machine: Machine) -> None:
-    assert machine.setup().returncode == 0
+def test_status_of_a_working_install_reports_it_whole_and_exits_0(installed: Machine) -> None:
+    machine = installed
 
     result = machine.run("status")
 
@@ -97,9 +97,9 @@ def test_status_json_carries_the_same_report_with_times_a_day_apart(machine: Mac
 
 
 def test_connected_is_not_taken_for_pages_readable_a_failed_read_exits_1_with_the_fix(
-    machine: Machine,
+    installed: Machine,
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     # Claude Code, started from this shell, reaches no origin now; `initialize` still works.
     unreachable = machine.env | {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
 
@@ -140,9 +140,9 @@ def test_status_with_nothing_installed_exits_1_and_names_setup(machine: Machine)
 
 
 def test_status_points_at_the_install_a_client_runs_when_another_directory_is_examined(
-    machine: Machine, tmp_path: Path
+    installed: Machine, tmp_path: Path
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     elsewhere = machine.env | {"KINETIS_MCP_DOCS_DIR": os.fspath(tmp_path / "not-here")}
 
     code, report = _status_json(machine, elsewhere)
@@ -157,8 +157,8 @@ def test_status_points_at_the_install_a_client_runs_when_another_directory_is_ex
     )
 
 
-def test_status_of_an_install_no_client_runs_exits_1_naming_setup(machine: Machine) -> None:
-    assert machine.setup().returncode == 0
+def test_status_of_an_install_no_client_runs_exits_1_naming_setup(installed: Machine) -> None:
+    machine = installed
     machine.claude.state.write_text(
         json.dumps({"kinetis-docs": {"command": "/opt/other/current/bin/python", "args": START}})
     )
@@ -284,9 +284,9 @@ def test_status_shows_an_http_registration_as_its_url_never_a_header_value(
 
 
 def test_status_names_a_local_scope_registration_hiding_the_user_one_and_how_to_remove_it(
-    machine: Machine,
+    installed: Machine,
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     machine.claude.register_locally(machine.home, {"command": "/opt/old/python", "args": []})
 
     code, report = _status_json(machine)
@@ -306,9 +306,9 @@ def test_status_names_a_local_scope_registration_hiding_the_user_one_and_how_to_
 
 
 def test_status_run_in_a_project_with_a_registration_of_its_own_reports_the_users(
-    machine: Machine, tmp_path: Path
+    installed: Machine, tmp_path: Path
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     project = tmp_path / "project"
     project.mkdir()
     machine.claude.register_locally(project, {"command": "/opt/project/python", "args": []})
@@ -320,9 +320,9 @@ def test_status_run_in_a_project_with_a_registration_of_its_own_reports_the_user
 
 
 def test_status_reports_an_update_failing_more_than_a_day_past_due_naming_update(
-    machine: Machine,
+    installed: Machine,
 ) -> None:
-    assert machine.setup().returncode == 0
+    machine = installed
     layout = InstallLayout(machine.install)
     record_check(layout.last_update_check, time.time() - 3 * DAY)
     # The index this install came from is down now (refusing connections).

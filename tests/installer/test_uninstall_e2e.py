@@ -38,10 +38,9 @@ def local_machine(tmp_path: Path, wheelhouse_env: dict[str, str]) -> Machine:
 
 
 def test_uninstall_removes_the_registration_then_the_directory_and_a_second_run_is_fine(
-    local_machine: Machine,
+    installed_local: Machine,
 ) -> None:
-    machine = local_machine
-    assert machine.setup().returncode == 0
+    machine = installed_local
     (machine.install / ".last-update-check.tmp-0123abcd").write_text("left by a kill\n")
 
     result = machine.run("uninstall")
@@ -65,10 +64,9 @@ def test_uninstall_removes_the_registration_then_the_directory_and_a_second_run_
 
 
 def test_uninstall_keeps_the_directory_while_the_other_client_still_runs_it(
-    local_machine: Machine,
+    installed_local: Machine,
 ) -> None:
-    machine = local_machine
-    assert machine.setup().returncode == 0
+    machine = installed_local
     assert machine.setup("codex").returncode == 0
 
     first = machine.run("uninstall")
@@ -98,10 +96,9 @@ def test_uninstall_keeps_the_directory_while_the_other_client_still_runs_it(
 
 
 def test_uninstall_removes_only_what_setup_wrote_and_names_what_it_kept(
-    local_machine: Machine,
+    installed_local: Machine,
 ) -> None:
-    machine = local_machine
-    assert machine.setup().returncode == 0
+    machine = installed_local
     (machine.install / "notes.txt").write_text("mine\n")
     (machine.install / "envs" / "my-venv" / "bin").mkdir(parents=True)
 
@@ -212,10 +209,9 @@ def test_uninstall_without_the_clients_cli_changes_nothing_and_says_why(
 
 @pytest.mark.skipif(not PROC_AVAILABLE, reason="observes processes in /proc")
 def test_uninstall_removes_the_directory_only_once_the_update_lock_is_free(
-    local_machine: Machine,
+    installed_local: Machine,
 ) -> None:
-    machine = local_machine
-    assert machine.setup().returncode == 0
+    machine = installed_local
     with update_lock(machine.install / ".update.lock"), machine.started("uninstall") as process:
         assert process.stdout is not None
         assert process.stdout.readline() == "Removed Claude Code's kinetis-docs registration\n"
@@ -229,10 +225,9 @@ def test_uninstall_removes_the_directory_only_once_the_update_lock_is_free(
 
 
 def test_uninstall_removes_the_directory_when_the_other_clients_cli_is_gone_saying_so(
-    local_machine: Machine,
+    installed_local: Machine,
 ) -> None:
-    machine = local_machine
-    assert machine.setup().returncode == 0
+    machine = installed_local
     assert machine.setup("codex").returncode == 0
     machine.codex.path.unlink()
 
@@ -279,10 +274,9 @@ def test_uninstall_keeps_the_directory_when_the_other_clients_cli_fails_and_exit
 
 
 def test_uninstall_refuses_while_a_local_scope_registration_hides_the_user_one(
-    local_machine: Machine,
+    installed_local: Machine,
 ) -> None:
-    machine = local_machine
-    assert machine.setup().returncode == 0
+    machine = installed_local
     machine.claude.register_locally(machine.home, {"command": "/opt/old/python", "args": []})
 
     result = machine.run("uninstall")

@@ -98,17 +98,22 @@ def install_stub(
     """Write a stub `claude` or `codex` into `bin_dir`; its log and state go to `state_dir`."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     state_dir.mkdir(parents=True, exist_ok=True)
-    log = state_dir / f"{kind}-calls.jsonl"
-    state = state_dir / f"{kind}-servers.json"
-    path = bin_dir / kind
+    stub = stub_at(kind, bin_dir, state_dir)
     body = Path(stub_cli.__file__).read_text(encoding="utf-8")
     ending = _MAIN.format(
-        log=os.fspath(log),
-        state=os.fspath(state),
+        log=os.fspath(stub.log),
+        state=os.fspath(stub.state),
         kind=kind,
         fail=fail or {},
         whitelist=CODEX_LAUNCH_WHITELIST,
     )
-    path.write_text(f"#!{sys.executable}\n{body}{ending}", encoding="utf-8")
-    path.chmod(0o755)
-    return StubClient(kind, path, log, state)
+    stub.path.write_text(f"#!{sys.executable}\n{body}{ending}", encoding="utf-8")
+    stub.path.chmod(0o755)
+    return stub
+
+
+def stub_at(kind: str, bin_dir: Path, state_dir: Path) -> StubClient:
+    """The stub `install_stub(kind, bin_dir, state_dir)` writes (or wrote) there."""
+    return StubClient(
+        kind, bin_dir / kind, state_dir / f"{kind}-calls.jsonl", state_dir / f"{kind}-servers.json"
+    )
