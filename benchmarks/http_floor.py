@@ -55,8 +55,16 @@ def _pinned(argv: list[str], core: str) -> list[str]:
 
 def _script(directory: Path, method: str) -> Path:
     """A wrk script sending one 2026-07-28 request for `method`, as `http_route` does."""
+    return wrk_script(directory, method, {})
+
+
+def wrk_script(
+    directory: Path, method: str, params: dict[str, object], name: str | None = None
+) -> Path:
+    """A wrk script sending one 2026-07-28 request: `method` with `params` (a tool's
+    `name` and `arguments` for tools/call, with `name` in Mcp-Name)."""
     body = json.dumps(
-        {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"_meta": ENVELOPE}},
+        {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": ENVELOPE}},
         separators=(",", ":"),
     )
     headers = {
@@ -65,14 +73,22 @@ def _script(directory: Path, method: str) -> Path:
         "MCP-Protocol-Version": "2026-07-28",
         "Mcp-Method": method,
     }
+    if name is not None:
+        headers["Mcp-Name"] = name
     lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(body)}"]
     lines += [f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()]
-    path = directory / f"wrk-{method.replace('/', '-')}.lua"
+    path = directory / f"wrk-{method.replace('/', '-')}{'-' + name if name else ''}.lua"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
-def _wrk(wrk: str, url: str, script: Path, seconds: int) -> float:
+def pinned_server(argv: list[str]) -> list[str]:
+    """`argv` on the server's core, away from wrk's (see `_pinned`)."""
+    return _pinned(argv, SERVER_CORE)
+
+
+def wrk_rate(wrk: str, url: str, script: Path, seconds: int) -> float:
+    """Requests per second `wrk` (32 connections, one thread, on its own core) reached."""
     done = subprocess.run(
         _pinned(
             [wrk, "-t1", f"-c{CONNECTIONS}", f"-d{seconds}s", "-s", str(script), url], LOAD_CORE
@@ -144,10 +160,10 @@ def http_floor(bench: Bench) -> list[Row]:
         for method in METHODS:
             script = _script(scratch, method)
             for server in servers.values():  # warm each: the first requests cost more
-                _wrk(wrk, server.url, script, 1)
+                wrk_rate(wrk, server.url, script, 1)
             for _ in range(rounds):
                 for name, server in servers.items():
-                    rate = _wrk(wrk, server.url, script, seconds)
+                    rate = wrk_rate(wrk, server.url, script, seconds)
                     samples.setdefault((name, method), []).append(rate)
     finally:
         for server in servers.values():
