@@ -139,20 +139,16 @@ class SetUpMachines:
             kill_processes_mentioning(os.fspath(root), _SETTLE)
             _remove(root)
             shutil.copytree(pristine, root, symlinks=True)
-            return self._machine(root, origin_env, pages)
-        root.mkdir(parents=True)
-        machine = machine_at(root, self._wheelhouse_env, origin_env)
+            machine = machine_in(root, self._wheelhouse_env, origin_env)
+        else:
+            root.mkdir(parents=True)
+            machine = machine_at(root, self._wheelhouse_env, origin_env)
         if pages is not None:
             machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(pages)
-        result = machine.setup()
-        assert result.returncode == 0, result.stdout + result.stderr
-        shutil.copytree(root, pristine, symlinks=True)
-        return machine
-
-    def _machine(self, root: Path, origin_env: dict[str, str], pages: Path | None) -> Machine:
-        machine = machine_in(root, self._wheelhouse_env, origin_env)
-        if pages is not None:
-            machine.env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(pages)
+        if not pristine.exists():
+            result = machine.setup()
+            assert result.returncode == 0, result.stdout + result.stderr
+            shutil.copytree(root, pristine, symlinks=True)
         return machine
 
 

@@ -360,7 +360,7 @@ class Snapshot:
 
     def ties(self, query: Query) -> Ties:
         """Orders the pages of `query`'s ties (see `Ties`)."""
-        return Ties(self, query)
+        return Ties(self, self._pages, query)
 
 
 class Ties:
@@ -374,8 +374,9 @@ class Ties:
     when `limit` of the set do, or the index had no more pages to give, that is the answer.
     """
 
-    def __init__(self, snapshot: Snapshot, query: Query) -> None:
+    def __init__(self, snapshot: Snapshot, side: _Side, query: Query) -> None:
         self._snapshot = snapshot
+        self._side = side
         self._query = query
         self._asked: tantivy.Query | None = None
         self._ranked: list[tuple[int, float]] = []
@@ -384,7 +385,7 @@ class Ties:
     def best(self, limit: int, among: list[int]) -> list[tuple[int, float]]:
         """The best `limit` pages of `among` by score, best first, and every other page of
         `among` scoring what the last of them does (and maybe more pages of `among`)."""
-        side = self._snapshot._pages
+        side = self._side
         everything = int(side.searcher.num_docs)
         wanted = min(everything, max(PAGE_HITS, _TIES_READ * limit))
         if self._read < wanted:
