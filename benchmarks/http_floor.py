@@ -53,16 +53,11 @@ def _pinned(argv: list[str], core: str) -> list[str]:
     return [taskset, "-c", core, *argv]
 
 
-def _script(directory: Path, method: str) -> Path:
-    """A wrk script sending one 2026-07-28 request for `method`, as `http_route` does."""
-    return wrk_script(directory, method, {})
-
-
 def wrk_script(
     directory: Path, method: str, params: dict[str, object], name: str | None = None
 ) -> Path:
-    """A wrk script sending one 2026-07-28 request: `method` with `params` (a tool's
-    `name` and `arguments` for tools/call, with `name` in Mcp-Name)."""
+    """A wrk script sending one 2026-07-28 request, as `http_route` does: `method` with
+    `params` (a tool's `name` and `arguments` for tools/call, with `name` in Mcp-Name)."""
     body = json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": ENVELOPE}},
         separators=(",", ":"),
@@ -115,17 +110,13 @@ def _servers(tree: Path, logs: Path) -> dict[str, HttpServer]:
     ]  # fmt: skip
     servers: dict[str, HttpServer] = {}
     try:
-        servers["bare"] = HttpServer(
-            _pinned(uvicorn, SERVER_CORE), env, output_file=logs / "bare.log"
-        )
+        servers["bare"] = HttpServer(pinned_server(uvicorn), env, output_file=logs / "bare.log")
         for name, options in ROUTE_OPTIONS.items():
             argv = [
                 kinetis_docs(), "serve", "--http", "--port", "0", "--docs-dir", str(tree),
                 "--rate-limit", "1000000000", *options,
             ]  # fmt: skip
-            servers[name] = HttpServer(
-                _pinned(argv, SERVER_CORE), env, output_file=logs / f"{name}.log"
-            )
+            servers[name] = HttpServer(pinned_server(argv), env, output_file=logs / f"{name}.log")
     except BaseException:
         for server in servers.values():
             server.stop()
@@ -158,7 +149,7 @@ def http_floor(bench: Bench) -> list[Row]:
     samples: dict[tuple[str, str], list[float]] = {}
     try:
         for method in METHODS:
-            script = _script(scratch, method)
+            script = wrk_script(scratch, method, {})
             for server in servers.values():  # warm each: the first requests cost more
                 wrk_rate(wrk, server.url, script, 1)
             for _ in range(rounds):

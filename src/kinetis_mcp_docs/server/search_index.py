@@ -97,16 +97,17 @@ class _Page:
         compressed: bool,
     ) -> None:
         self.url = url
-        self.title = fields.get("title") or first_heading(body) or url
+        # Where the body starts in the text, and its title line in the body: the title
+        # when the frontmatter names none, and the line the snippet leaves out.
+        self.body_from = len(text) - len(body)
+        self.title_span = title_line(body)
+        self.title = fields.get("title") or first_heading(body, self.title_span) or url
         data = text.encode("utf-8", "surrogatepass")
         self.compressed = compressed
         self.text = zlib.compress(data, 1) if compressed else data
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
         self.fallback = clip(fields.get("description") or first_paragraph(body))
-        # Where the body starts in the text, and its title line in the body (the snippet's).
-        self.body_from = len(text) - len(body)
-        self.title_span = title_line(body)
         # The page line each section starts on (the body's first line when it has none).
         self.section_chars = len(body)
         # Where its sections start (where the body does, when it has none), in its UTF-8.

@@ -101,9 +101,9 @@ def title_line(body: str) -> tuple[int, int] | None:
     return None
 
 
-def first_heading(body: str) -> str:
-    """The text of the first `# ` heading outside code fences, or ''."""
-    span = title_line(body)
+def first_heading(body: str, span: tuple[int, int] | None) -> str:
+    """The text of the first `# ` heading outside code fences, or '': `span` is where
+    `title_line(body)` found its line."""
     return "" if span is None else body[span[0] + 2 : span[1]].strip().rstrip("#").strip()
 
 
