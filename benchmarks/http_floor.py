@@ -100,17 +100,23 @@ def wrk_rate(wrk: str, url: str, script: Path, seconds: int) -> float:
     return float(found.group(1))
 
 
-def _servers(tree: Path, logs: Path) -> dict[str, HttpServer]:
-    """The bare app and the route, each writing its output to a file in `logs`: read
-    through a pipe here, a busy route's log would take this process's CPU from wrk."""
-    env = clean_environ()
+def bare_server(logs: Path) -> HttpServer:
+    """The bare ASGI app on uvicorn, pinned as the route is, its output to a file in
+    `logs`: read through a pipe here, a busy server's log would take this process's CPU
+    from wrk."""
     uvicorn = [
         sys.executable, "-m", "uvicorn", "benchmarks.bare_asgi:app", "--port", "0",
         "--no-access-log", "--http", "httptools", "--loop", "uvloop",
     ]  # fmt: skip
+    return HttpServer(pinned_server(uvicorn), clean_environ(), output_file=logs / "bare.log")
+
+
+def _servers(tree: Path, logs: Path) -> dict[str, HttpServer]:
+    """The bare app and the route, each writing its output to a file in `logs`."""
+    env = clean_environ()
     servers: dict[str, HttpServer] = {}
     try:
-        servers["bare"] = HttpServer(pinned_server(uvicorn), env, output_file=logs / "bare.log")
+        servers["bare"] = bare_server(logs)
         for name, options in ROUTE_OPTIONS.items():
             argv = [
                 kinetis_docs(), "serve", "--http", "--port", "0", "--docs-dir", str(tree),
