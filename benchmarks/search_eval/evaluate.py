@@ -1,6 +1,6 @@
 """Judge a ranking on the evaluation corpus: MRR@10, Hit@1/3/5, snippet rate, agent bytes.
 
-    python -m benchmarks.search_eval.evaluate [--ranking relevance] [--show]
+    python -m benchmarks.search_eval.evaluate [--ranking relevance] [--tree vue] [--show]
 
 A system is anything that answers `search(query) -> [(url, snippet, line | None)]` for the
 corpus, best first; `route_system` is `search_docs` itself, called through
@@ -30,6 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "nuxt" / "docs"
 QUERIES = HERE / "queries.json"
+HELDOUT = HERE / "heldout"  # one folder per held-out tree: docs/, queries.json, SOURCE
 AGENT_WINDOW = 80
 KINDS = ("identifier", "question", "error")
 
@@ -88,6 +89,28 @@ def queries(path: Path = QUERIES) -> list[Query]:
         Query(item["kind"], item["query"], {a["url"]: a["answer"] for a in item["answers"]})
         for item in document["queries"]
     ]
+
+
+@dataclass(frozen=True)
+class JudgedTree:
+    """A documentation tree and its judged queries."""
+
+    name: str
+    root: Path
+    queries: Path
+    held_out: bool  # judged blind to every ranking after it was built, never tuned on
+
+
+def judged_trees() -> list[JudgedTree]:
+    """The development tree (nuxt), then every held-out one."""
+    trees = [JudgedTree("nuxt", CORPUS, QUERIES, held_out=False)]
+    folders = sorted(HELDOUT.iterdir()) if HELDOUT.is_dir() else []
+    trees += [
+        JudgedTree(folder.name, folder / "docs", folder / "queries.json", held_out=True)
+        for folder in folders
+        if (folder / "queries.json").is_file()
+    ]
+    return trees
 
 
 def page_file(root: Path, url: str) -> Path:
@@ -235,12 +258,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranking", action="append", choices=["owndocs", "relevance"])
     parser.add_argument("--show", action="store_true", help="print the misses")
+    trees = {tree.name: tree for tree in judged_trees()}
+    parser.add_argument("--tree", choices=sorted(trees), default="nuxt")
     options = parser.parse_args(argv)
-    judged = queries()
+    tree = trees[options.tree]
+    judged = queries(tree.queries)
     for ranking in options.ranking or ["owndocs", "relevance"]:
-        system, close = route_system(ranking)
+        system, close = route_system(ranking, tree.root)
         try:
-            scores = evaluate(system, judged)
+            scores = evaluate(system, judged, tree.root)
         finally:
             close()
         for kind, kind_scores in scores.items():

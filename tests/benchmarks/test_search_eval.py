@@ -1,0 +1,85 @@
+"""The judged trees the search figures are measured on: every judgment points at a real
+line, and the export script writes a repository's pages byte for byte."""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from benchmarks.search_eval import evaluate
+from benchmarks.search_eval.export_corpus import CORPORA, Corpus, export
+
+TREES = evaluate.judged_trees()
+
+
+def test_the_development_tree_comes_first_and_two_held_out_trees_follow() -> None:
+    assert [(tree.name, tree.held_out) for tree in TREES] == [
+        ("nuxt", False),
+        ("sveltekit", True),
+        ("vue", True),
+    ]
+    assert {tree.name for tree in TREES} == set(CORPORA)
+
+
+@pytest.mark.parametrize("tree", TREES, ids=[tree.name for tree in TREES])
+def test_every_judged_answer_is_a_line_of_an_existing_page(tree: evaluate.JudgedTree) -> None:
+    judged = evaluate.queries(tree.queries)
+    kinds = Counter(query.kind for query in judged)
+    assert set(kinds) == set(evaluate.KINDS)
+    if tree.held_out:
+        assert kinds == dict.fromkeys(evaluate.KINDS, 8)
+    for query in judged:
+        assert query.answers, query.query
+        for url, fragment in query.answers.items():
+            text = evaluate.page_file(tree.root, url).read_text(encoding="utf-8")
+            line = evaluate.answer_line(text, fragment)  # raises when it is not there
+            assert "\n" not in fragment
+            assert 1 <= line <= text.count("\n") + 1
+
+
+def _git(repository: Path, *arguments: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repository), *arguments], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def test_an_export_writes_the_folders_pages_at_the_commit_byte_for_byte(tmp_path: Path) -> None:
+    repository = tmp_path / "repository"
+    (repository / "site" / "docs" / "guide").mkdir(parents=True)
+    (repository / "site" / "other").mkdir()
+    page = "---\ntitle: Caf\u00e9\n---\r\nA line\r\nwith CRLF and no final newline"
+    (repository / "site" / "docs" / "guide" / "intro.md").write_bytes(page.encode("utf-8"))
+    (repository / "site" / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
+    (repository / "site" / "docs" / "notes.txt").write_text("not a page\n", encoding="utf-8")
+    (repository / "site" / "other" / "left.md").write_text("# Elsewhere\n", encoding="utf-8")
+    (repository / "LICENSE").write_text("The licence.\n", encoding="utf-8")
+    _git(repository.parent, "init", "-q", str(repository))
+    _git(repository, "add", "-A")
+    _git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "pages")
+    commit = _git(repository, "rev-parse", "HEAD")
+    # A later commit changes a page: the export reads the named commit, not the work tree.
+    (repository / "site" / "docs" / "index.md").write_text("# Changed\n", encoding="utf-8")
+    _git(repository, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "later")
+    target = tmp_path / "corpus"
+    (target / "docs").mkdir(parents=True)
+    (target / "docs" / "stale.md").write_text("# From a run before\n", encoding="utf-8")
+    corpus = Corpus("https://example.org/site", commit, ("site/docs",), "site/docs/", target)
+
+    assert export(repository, corpus) == 2
+
+    written = sorted(path.relative_to(target).as_posix() for path in target.rglob("*"))
+    assert written == [
+        "LICENSE",
+        "SOURCE",
+        "docs",
+        "docs/guide",
+        "docs/guide/intro.md",
+        "docs/index.md",
+    ]
+    assert (target / "docs" / "guide" / "intro.md").read_bytes() == page.encode("utf-8")
+    assert (target / "docs" / "index.md").read_text(encoding="utf-8") == "# Home\n"
+    assert (target / "SOURCE").read_text(encoding="utf-8") == (
+        f"https://example.org/site\ncommit {commit}\nsite/docs/*.md, exported by export_corpus.py\n"
+    )
