@@ -36,7 +36,8 @@ TARGETS = {
 def search_quality(bench: Bench) -> list[Row]:  # noqa: ARG001 - same signature as every figure
     """MRR@10, Hit@k, snippet rate and agent bytes on the judged queries, for each ranking
     and for plain BM25 (`bm25s`, where installed): on the development tree, then on each
-    held-out tree (judged blind, never tuned on: the figures the hidden set's resemble)."""
+    held-out tree (judged blind, never tuned on: the nearest to what a tree the ranking
+    has never seen gives)."""
     rows = []
     for tree in evaluate.judged_trees():
         rows += _quality_rows(tree)
