@@ -26,7 +26,7 @@ from pathlib import Path
 from tests.support.http import HttpServer, clean_environ, kinetis_docs
 
 from benchmarks.http_figures import ENVELOPE
-from benchmarks.report import Row, X, summary
+from benchmarks.report import Row, X, median, summary
 from benchmarks.wire import BenchError
 
 TYPE_CHECKING = False
@@ -100,6 +100,12 @@ def wrk_rate(wrk: str, url: str, script: Path, seconds: int) -> float:
     return float(found.group(1))
 
 
+def paired_ratio(route: list[float], bare: list[float]) -> float:
+    """The median over rounds of the route's rate over the bare app's in the same round:
+    each pair, taken seconds apart, sees the same machine (see above)."""
+    return median([ours / floor for ours, floor in zip(route, bare, strict=True)])
+
+
 def bare_server(logs: Path) -> HttpServer:
     """The bare ASGI app on uvicorn, pinned as the route is, its output to a file in
     `logs`: read through a pipe here, a busy server's log would take this process's CPU
@@ -170,14 +176,7 @@ def http_floor(bench: Bench) -> list[Row]:
         for method in METHODS:
             ours = summary(samples[mode, method])["median"]
             floor = summary(samples["bare", method])["median"]
-            ratio = summary(
-                [
-                    route / bare
-                    for route, bare in zip(
-                        samples[mode, method], samples["bare", method], strict=True
-                    )
-                ]
-            )["median"]
+            ratio = paired_ratio(samples[mode, method], samples["bare", method])
             label = " ".join(ROUTE_OPTIONS[mode])
             rows.append(
                 Row(

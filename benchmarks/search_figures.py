@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +14,9 @@ from tests.support.http import HttpServer, clean_environ, serve_http_argv
 
 from benchmarks import http_tree
 from benchmarks.http_figures import CONNECTIONS, _request, _tree
-from benchmarks.http_floor import bare_server, pinned_server, wrk_rate, wrk_script
+from benchmarks.http_floor import bare_server, paired_ratio, pinned_server, wrk_rate, wrk_script
 from benchmarks.http_load import load
-from benchmarks.report import Row, X
+from benchmarks.report import Row, X, median
 from benchmarks.search_eval import evaluate
 from benchmarks.stage import PROJECT_ROOT
 from benchmarks.wire import BenchError
@@ -214,12 +213,12 @@ def search_http(bench: Bench) -> list[Row]:
                     bares.append(wrk_rate(wrk, bare.url, script, 3))
             finally:
                 server.stop()
-            share = statistics.median(r / b for r, b in zip(routes, bares, strict=True))
+            share = paired_ratio(routes, bares)
             rows.append(
                 Row(
-                    f"HTTP `search_docs` ({ranking}) at {CONNECTIONS} connections, one worker",
-                    f"{statistics.median(routes):,.0f}/s",
-                    f"{statistics.median(bares):,.0f}/s bare",
+                    _http_figure(ranking),
+                    f"{median(routes):,.0f}/s",
+                    f"{median(bares):,.0f}/s bare",
                     f"{share:.3f}{X}",
                     f"≥ {TARGET_SHARE:.3f}{X} (≥ {TARGET_PER_SECOND:,}/s at "
                     f"{FLOOR_WHEN_SET:,}/s bare)",
@@ -235,6 +234,10 @@ def search_http(bench: Bench) -> list[Row]:
     finally:
         bare.stop()
     return rows
+
+
+def _http_figure(ranking: str) -> str:
+    return f"HTTP `search_docs` ({ranking}) at {CONNECTIONS} connections, one worker"
 
 
 def _route_argv(root: Path, ranking: str) -> list[str]:
@@ -257,7 +260,7 @@ def _python_row(bench: Bench, root: Path, ranking: str, query: str) -> Row:
     finally:
         server.stop()
     return Row(
-        f"HTTP `search_docs` ({ranking}) at {CONNECTIONS} connections, one worker",
+        _http_figure(ranking),
         f"{rate:,.0f}/s",
         "—",
         "—",

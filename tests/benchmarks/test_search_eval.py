@@ -34,9 +34,8 @@ def test_every_judged_answer_is_a_line_of_an_existing_page(tree: evaluate.Judged
         assert query.answers, query.query
         for url, fragment in query.answers.items():
             text = evaluate.page_file(tree.root, url).read_text(encoding="utf-8")
-            line = evaluate.answer_line(text, fragment)  # raises when it is not there
-            assert "\n" not in fragment
-            assert 1 <= line <= text.count("\n") + 1
+            assert "\n" not in fragment  # the answer is one line
+            evaluate.answer_line(text, fragment)  # raises when the page does not hold it
 
 
 def _git(repository: Path, *arguments: str) -> str:
