@@ -131,6 +131,24 @@ def test_a_long_pages_matching_section_counts_and_the_snippet_starts_at_its_line
     assert hit.snippet.startswith("## Vitest Configure vitest")
 
 
+@pytest.mark.parametrize("ranking", ["owndocs", "relevance"])
+def test_a_change_whose_pages_cannot_all_be_read_leaves_no_page_of_it_indexed(
+    ranking: str,
+) -> None:
+    index = SearchIndex(ranking).changed([("/kept", "# Kept\n\nalpha\n")])
+
+    def unreadable() -> Any:
+        yield "/first", "# First\n\nalpha beta\n"
+        raise OSError("the tree went away")
+
+    with pytest.raises(OSError, match="went away"):
+        index.changed(unreadable())
+    # The index takes the next change, and the failed one left nothing behind.
+    after = index.changed([("/second", "# Second\n\nbeta\n")])
+    assert [hit.url for hit in after.search("alpha", 5)] == ["/kept"]
+    assert [hit.url for hit in after.search("beta", 5)] == ["/second"]
+
+
 def test_the_owndocs_ranking_has_no_line_and_relevance_results_all_do() -> None:
     assert all(hit.line is None for hit in SearchIndex().changed(PAGES.items()).search("u", 9))
     assert all(hit.line is not None for hit in _relevance().search("useFetch data", 9))
@@ -205,7 +223,7 @@ def test_the_ties_of_a_search_are_ordered_as_a_search_filtered_to_them_orders_th
         for slot, (title, body) in enumerate(copies)
     ]
     everything = len(pages)
-    snapshot = RelevanceIndex().changed([], list(enumerate(pages)))
+    snapshot = RelevanceIndex().changed(enumerate(pages))
     filtered_searches = []
     filtered = snapshot.best_pages
 

@@ -7,6 +7,7 @@ import string
 
 import pytest
 
+from kinetis_mcp_docs.server.search import contract
 from kinetis_mcp_docs.server.search.page_text import around
 from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
 
@@ -165,6 +166,35 @@ def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:
             url for url, text in pages.items() if token in text.lower() or token in url.lower()
         }
         assert found == scanned, token
+
+
+def test_pages_added_replaced_and_removed_over_many_blocks_are_found_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Blocks of three slots: every change crosses blocks, removals free slots in any block,
+    # and the slots they free are taken again by later pages.
+    monkeypatch.setattr(contract, "BLOCK_PAGES", 3)
+    rng = random.Random(5)
+    alphabet = string.ascii_lowercase[:5] + "é-. "
+    pages: dict[str, str] = {}
+    index = SearchIndex()
+    for _ in range(30):
+        updates: list[tuple[str, str | None]] = []
+        for _ in range(rng.randint(1, 9)):
+            url = f"/p{rng.randrange(24)}"
+            removed = url in pages and rng.random() < 0.4
+            text = None if removed else "".join(rng.choice(alphabet) for _ in range(80))
+            updates.append((url, text))
+            if text is None:
+                pages.pop(url)
+            else:
+                pages[url] = text
+        index = index.changed(updates)
+        for _ in range(20):
+            token = "".join(rng.choice(alphabet.strip()) for _ in range(rng.randint(1, 3)))
+            found = {hit.url for hit in index.search(token, 100)}
+            scanned = {url for url, text in pages.items() if token in text or token in url}
+            assert found == scanned, token
 
 
 def _contract_scores(pages: dict[str, str], query: str) -> dict[str, int]:

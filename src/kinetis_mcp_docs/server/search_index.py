@@ -194,20 +194,24 @@ class SearchIndex:
         index._relevance_index = self._relevance_index
         index._contract = None if self._contract is None else self._contract.copy()
         index._section_chars, index._sections = self._section_chars, self._sections
-        removed: list[int] = []
-        added: list[tuple[int, PageText]] = []
-        for url, text in updates:
-            slot = index._remove(url)
-            if slot is not None:
-                removed.append(slot)
-            if text is not None:
-                added.append(index._put(url, text))
-        index._relevance = self._relevance_index.changed(removed, added)
+        index._relevance = self._relevance_index.changed(index._applied(updates))
         if index._contract is not None:
             index._contract.settle()
         ordered = sorted(index._pages, key=lambda slot: index._pages[slot].url)
         index._url_rank = {slot: rank for rank, slot in enumerate(ordered)}
         return index
+
+    def _applied(
+        self, updates: Iterable[tuple[str, str | None]]
+    ) -> Iterator[int | tuple[int, PageText]]:
+        """Each update applied to this snapshot, as the relevance index is to apply it: the
+        slot of a page removed, and the slot and text of a page indexed."""
+        for url, text in updates:
+            slot = self._remove(url)
+            if slot is not None:
+                yield slot
+            if text is not None:
+                yield self._put(url, text)
 
     def _put(self, url: str, text: str) -> tuple[int, PageText]:
         if self._free:

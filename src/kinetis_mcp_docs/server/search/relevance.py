@@ -124,26 +124,27 @@ class RelevanceIndex:
         self._analyzers = _analyzers()
         self._lock = threading.Lock()  # one commit at a time
 
-    def changed(self, removed: Iterable[int], added: Iterable[tuple[int, PageText]]) -> Snapshot:
-        """Remove the pages in slots `removed`, index `added`, and open a searcher on that."""
+    def changed(self, changes: Iterable[int | tuple[int, PageText]]) -> Snapshot:
+        """Apply `changes` in order, each the slot of a page to remove or a `(slot, page)` to
+        index, and open a searcher on the result.
+
+        `changes` is read while the writer is open, so the caller's own indexing of each
+        page (the contract's, in owndocs mode) runs while Tantivy's thread indexes the pages
+        already handed over. A slot removed, then used again, is removed before its new
+        page is added: a removal takes every page of its slot added before it. Nothing is
+        committed if reading `changes` fails.
+        """
         with self._lock:
             writer = self._pages.writer(_WRITER_HEAP, _WRITER_THREADS)
-            for slot in removed:
-                writer.delete_documents_by_term("page", slot)
-            for slot, page in added:
-                path = page.url.replace("/", " ")
-                writer.add_document(
-                    tantivy.Document(
-                        page=slot,
-                        title=page.title,
-                        title_parts=f"{page.title} {path}",
-                        description=page.description,
-                        url=path,
-                        headings=page.headings,
-                        heading_parts=page.headings,
-                        body=page.body,
-                    )
-                )
+            try:
+                for change in changes:
+                    if isinstance(change, int):
+                        writer.delete_documents_by_term("page", change)
+                    else:
+                        writer.add_document(_document(*change))
+            except BaseException:
+                writer.rollback()
+                raise
             writer.commit()
             writer.wait_merging_threads()
             self._pages.reload()
@@ -156,6 +157,20 @@ class RelevanceIndex:
     @property
     def schema(self) -> tantivy.Schema:
         return self._pages.schema
+
+
+def _document(slot: int, page: PageText) -> tantivy.Document:
+    path = page.url.replace("/", " ")
+    return tantivy.Document(
+        page=slot,
+        title=page.title,
+        title_parts=f"{page.title} {path}",
+        description=page.description,
+        url=path,
+        headings=page.headings,
+        heading_parts=page.headings,
+        body=page.body,
+    )
 
 
 @dataclass(frozen=True)
