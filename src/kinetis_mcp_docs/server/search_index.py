@@ -115,6 +115,7 @@ class _Page:
         self.shape = PageShape(
             tuple(section.line for section in found) or (1 + text.count("\n", 0, start),),
             _utf8_offsets(text, [section.offset for section in found] or [start]),
+            text.count("\n") + 1,
         )
 
     def full_text(self) -> str:

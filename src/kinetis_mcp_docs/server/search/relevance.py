@@ -366,11 +366,15 @@ class Snapshot:
         if asked is None or limit < 1:
             return []
         most = len(among) if among is not None else self._pages.searcher.num_docs
-        count = limit
+        # One page more than asked for tells whether a page ties with the last at the cut.
+        count = limit + 1
         while True:
             ranked = sorted(self._pages.best(asked, count).items(), key=lambda item: -item[1])
             if len(ranked) < count or count >= most or ranked[-1][1] < ranked[limit - 1][1]:
-                return ranked
+                if len(ranked) <= limit:
+                    return ranked
+                cut = ranked[limit - 1][1]
+                return [item for item in ranked if item[1] >= cut]
             count = min(most, count * 2)
 
     def ties(self, query: Query) -> Ties:
