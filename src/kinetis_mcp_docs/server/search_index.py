@@ -78,6 +78,7 @@ class _Page:
         "fallback",
         "folded_title",
         "folded_url",
+        "lowered",
         "section_chars",
         "shape",
         "text",
@@ -105,6 +106,9 @@ class _Page:
         data = text.encode("utf-8", "surrogatepass")
         self.compressed = compressed
         self.text = zlib.compress(data, 1) if compressed else data
+        # Relevance mode looks for the query's words in every page it shows, lowercased in
+        # ASCII: done here once rather than for five pages on every search.
+        self.lowered = None if compressed else data.lower()
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
         self.fallback = clip(fields.get("description") or first_paragraph(body))
@@ -139,6 +143,10 @@ class _Page:
 
     def utf8(self) -> bytes:
         return zlib.decompress(self.text) if self.compressed else self.text
+
+    def lowered_utf8(self) -> bytes:
+        """`utf8()` lowercased in ASCII."""
+        return self.utf8().lower() if self.lowered is None else self.lowered
 
     def folded_body(self) -> str:
         return split_frontmatter(self.full_text())[1].lower()
@@ -270,6 +278,7 @@ class SearchIndex:
             passage = read_page(
                 page.utf8(),
                 page.shape,
+                page.lowered_utf8(),
                 words,
                 average_section=average,
                 title_words=relevance.title_words(page.title),

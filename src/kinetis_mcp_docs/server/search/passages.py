@@ -104,20 +104,20 @@ class PageShape:
 def read_page(
     data: bytes,
     shape: PageShape,
+    lowered: bytes,
     words: dict[str, Word],
     *,
     average_section: float,
     title_words: frozenset[str] = frozenset(),
     length: int = SNIPPET_LENGTH,
 ) -> Passage:
-    """The best section of the page (its UTF-8 `data`) for `words`, and the passage to show
-    from it.
+    """The best section of the page (its UTF-8 `data`, and `data.lower()`) for `words`, and
+    the passage to show from it.
 
     The page is not split into lines: only the lines holding a word, and the few a snippet
     shows, are read, from where they start (splitting a 20 KB page and counting its lines
     was a third of this).
     """
-    lowered = data.lower()
     offsets = shape.offsets
     begin = offsets[0] if offsets else 0  # where the first section's line starts
     first = shape.lines[0] - 1 if shape.lines else 0
