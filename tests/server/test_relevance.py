@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,7 @@ def test_a_change_whose_pages_cannot_all_be_read_leaves_no_page_of_it_indexed(
 ) -> None:
     index = SearchIndex(ranking).changed([("/kept", "# Kept\n\nalpha\n")])
 
-    def unreadable() -> Any:
+    def unreadable() -> Iterator[tuple[str, str | None]]:
         yield "/first", "# First\n\nalpha beta\n"
         raise OSError("the tree went away")
 
