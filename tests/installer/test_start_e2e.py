@@ -459,6 +459,7 @@ HEAVY_MODULES = {
     "uvicorn",
     "prometheus_client",
     "redis",
+    "zstandard",
 }
 
 

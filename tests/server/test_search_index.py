@@ -7,6 +7,7 @@ import string
 
 import pytest
 
+from kinetis_mcp_docs.server import search_index
 from kinetis_mcp_docs.server.search import contract
 from kinetis_mcp_docs.server.search.page_text import around
 from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
@@ -65,6 +66,24 @@ def test_equal_scores_come_in_relevance_order_then_by_url() -> None:
     }
     # Every page scores 1; BM25 puts the page most about apples first, equal ones by URL.
     assert _scores(_index(pages), "apple") == [("/b", 1), ("/c", 1), ("/d", 1), ("/a", 1)]
+
+
+def test_a_tie_is_cut_as_sorting_it_all_by_relevance_then_url_would_cut_it() -> None:
+    # Of a large tie only some pages have a relevance score, as Tantivy read only the best;
+    # a score of 0 or below sorts among the unscored pages.
+    rng = random.Random(5)
+    for _ in range(500):
+        group = rng.sample(range(200), rng.randint(2, 120))
+        rank = {slot: order for order, slot in enumerate(rng.sample(group, len(group)))}
+        relevance = {
+            slot: rng.choice([rng.random(), 1.0, 0.5, 0.0, -0.5]) if rng.random() < 0.05 else 1.0
+            for slot in rng.sample(group, rng.randint(0, min(40, len(group))))
+        }
+        if rng.random() < 0.5:
+            relevance = {slot: score for slot, score in relevance.items() if score > 0}
+        count = rng.randint(1, 25)
+        plain = sorted(group, key=lambda slot: (-relevance.get(slot, 0.0), rank[slot]))
+        assert search_index._first_in_order(group, relevance, rank, count) == plain[:count]
 
 
 def test_the_title_is_the_frontmatter_title_else_the_first_heading_else_the_url() -> None:
@@ -262,13 +281,26 @@ def _plain_snippet(text: str, tokens: list[str]) -> str | None:
     return around(body, position)
 
 
-def test_the_snippet_is_around_the_first_occurrence_a_plain_reading_finds() -> None:
+# Characters of two, three and four bytes of UTF-8.
+_WIDE = ["é", "\u2014", "\U0001f600"]
+
+
+@pytest.mark.parametrize(
+    "lowering_to_ascii",
+    [["İ", "\u212a"], []],
+    ids=["pages-with-characters-lowering-to-ascii", "pages-without"],
+)
+def test_the_snippet_is_around_the_first_occurrence_a_plain_reading_finds(
+    lowering_to_ascii: list[str],
+) -> None:
     # Line breaks of every kind, fences and titles, characters that lowercase longer or by
-    # context (a final sigma), and pages long enough to be read in several blocks.
+    # context (a final sigma), and pages long enough to be read in several blocks. Without
+    # 'İ' and the Kelvin sign, an ASCII token is looked for in a page's UTF-8.
     rng = random.Random(23)
     pieces = [
-        "ab", "ba", "c", "Σ", "ΑΣ ", "İ", "x", " ", "\n", "\r\n", "\r", "\x0c", "\u2028",
+        "ab", "ba", "c", "Σ", "ΑΣ ", "x", " ", "\n", "\r\n", "\r", "\x0c", "\u2028",
         "\n```\n", "\n~~~\n", "\n# ", "# ", "\n## ", "Ab", "C#", "a\u0301",
+        *_WIDE, *lowering_to_ascii,
     ]  # fmt: skip
     pages = {}
     for n in range(120):
@@ -279,25 +311,38 @@ def test_the_snippet_is_around_the_first_occurrence_a_plain_reading_finds() -> N
     for length in range(4090, 4098):
         for n, match in enumerate(["ab", "ΑΣ ", "İab", "cΣ\n", "Σb"]):
             pages[f"/deep{length}-{n}"] = "y" * length + match + "y" * length
-    # A match, a title line, or the frontmatter's end, about where the opening bytes of a
-    # compressed page (8,192), which settle most snippets, end.
+    # A match, a title line, or the frontmatter's end, far into a page.
     line = "y" * 49 + "\n"
     for lines in range(150, 176, 2):
         pages[f"/late{lines}"] = line * lines + "ab cΣ\n" + line * 30
         pages[f"/late-title{lines}"] = line * lines + "# ab title\n" + line * 3 + "ab\n"
         pages[f"/late-front{lines}"] = "---\ntitle: T\n" + "k: v\n" * (lines * 10) + "---\nab\n"
         pages[f"/near{lines}"] = line * (lines - 20) + "ab " + line * 40
-    pages["/wide"] = "a" + "é" * 5000 + " ab\n"  # the 8,192nd byte is inside a character
+    pages["/wide"] = "a" + "é" * 5000 + " ab\n"
+    # Characters of up to four bytes just within and just past the 60 characters a snippet
+    # shows before its match and the 960 it reads after.
+    for count in range(55, 66):
+        for wide in _WIDE:
+            pages[f"/wide-before{count}-{wide!r}"] = f"{wide} " * count + "qz " + "é " * 600
+            # A character then seven spaces: 240 characters shown read all of the 960.
+            pages[f"/wide-after{count}-{wide!r}"] = "qz" + (wide + " " * 7) * (60 + 2 * count)
     index = _index(pages)
     # Greek small sigma, final sigma and alpha.
     sigma, final_sigma, alpha = "\u03c3", "\u03c2", "\u03b1"
     straddling = ["ab", sigma, final_sigma, "i̇a", "c" + sigma, sigma + "b", final_sigma + "b"]
     straddling += [alpha + final_sigma, alpha + sigma]
     drawn = "abci̇x" + sigma + final_sigma
-    for tokens in [[token] for token in straddling] + [
+    queries = [[token] for token in straddling] + [
         ["".join(rng.choice(drawn) for _ in range(rng.randint(1, 3)))] for _ in range(150)
-    ]:
-        for hit in index.search(" ".join(tokens), 20):
+    ]
+    # ASCII tokens, which 'İ' and the Kelvin sign hold once lowercased.
+    queries += [["i"], ["k"], ["ab", "x"], ["k", "ba"], ["c#", "y"], ["a", "ab"], ["qz"]]
+    queries += [
+        ["".join(rng.choice("abckix#") for _ in range(rng.randint(1, 3))) for _ in range(2)]
+        for _ in range(80)
+    ]
+    for tokens in queries:
+        for hit in index.search(" ".join(tokens), 20 if "qz" not in tokens else len(pages)):
             expected = _plain_snippet(pages[hit.url], tokens)
             if expected is not None:
                 assert hit.snippet == expected, (hit.url, tokens)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 SNIPPET_LENGTH = 240
-_SNIPPET_LEAD = 60
+SNIPPET_LEAD = 60
 _FRONTMATTER_FIELD = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 # A YAML block scalar's header: `>` (folded) or `|` (literal), its indicators, a comment.
 _BLOCK_SCALAR = re.compile(r"[>|][1-9+-]{0,2}(?:\s+#.*)?")
@@ -176,7 +176,7 @@ def around(body: str, position: int, length: int = SNIPPET_LENGTH) -> str:
 
     It reads `body` up to `around_reads(position, length)` at most.
     """
-    start = max(0, position - _SNIPPET_LEAD)
+    start = max(0, position - SNIPPET_LEAD)
     if start:
         space = body.find(" ", start, position)
         start = space + 1 if space >= 0 else start
