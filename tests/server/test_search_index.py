@@ -9,7 +9,7 @@ import pytest
 
 from kinetis_mcp_docs.server import search_index
 from kinetis_mcp_docs.server.search import contract
-from kinetis_mcp_docs.server.search.page_text import around
+from kinetis_mcp_docs.server.search.page_text import around, around_known, clip
 from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
 
 
@@ -281,6 +281,40 @@ def _plain_snippet(text: str, tokens: list[str]) -> str | None:
     return around(body, position)
 
 
+def test_a_snippet_read_from_a_bodys_beginning_is_the_bodys_or_none() -> None:
+    # Words, runs of whitespace and long words, cut anywhere: what the beginning of a body
+    # settles is the snippet of the whole body, whatever follows.
+    rng = random.Random(17)
+    pieces = ["w", "word", "a" * 30, " ", "  ", "\n", " \n \n", "\t", "é"]
+    settled = 0
+    for _ in range(300):
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 400)))
+        position = rng.randrange(len(body))
+        for cut in range(position, len(body) + 1):
+            known = around_known(body[:cut], position)
+            if known is not None:
+                settled += 1
+                assert known == around(body, position), (body, position, cut)
+        assert around_known(body, position) is not None or len(body) < position + 960
+    assert settled > 10_000  # most beginnings long enough settle it
+
+
+def test_a_clip_is_the_whole_text_collapsed_then_cut_at_a_word() -> None:
+    rng = random.Random(29)
+    pieces = ["w", "word", "a" * 30, " ", " " * 50, "\n", " \n \n", "\t", "é"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 300)))
+        length = rng.choice([10, 239, 240])
+        flat = " ".join(text.split())
+        if len(flat) <= length:
+            assert clip(text, length) == flat
+            continue
+        cut = flat[: length - 1]
+        if cut.rfind(" ") > length // 2:
+            cut = cut[: cut.rfind(" ")]
+        assert clip(text, length) == cut.rstrip() + "…"
+
+
 # Characters of two, three and four bytes of UTF-8.
 _WIDE = ["é", "\u2014", "\U0001f600"]
 
@@ -319,6 +353,13 @@ def test_the_snippet_is_around_the_first_occurrence_a_plain_reading_finds(
         pages[f"/late-front{lines}"] = "---\ntitle: T\n" + "k: v\n" * (lines * 10) + "---\nab\n"
         pages[f"/near{lines}"] = line * (lines - 20) + "ab " + line * 40
     pages["/wide"] = "a" + "é" * 5000 + " ab\n"
+    # A match near where a compressed page's opening ends (4,096 bytes into the body, then
+    # to a line's end), followed by words, or by whitespace that a snippet collapses.
+    for before in range(3300, 4200, 37):
+        for after in ("qz word" * 200, "qz" + " \n" * 600 + "end"):
+            for title in ("", "# Title\n"):
+                text = f"{title}{'y' * 59}\n" * (before // 60) + after
+                pages[f"/opening{before}-{len(after)}-{len(title)}"] = text
     # Characters of up to four bytes just within and just past the 60 characters a snippet
     # shows before its match and the 960 it reads after.
     for count in range(55, 66):

@@ -40,6 +40,7 @@ from .search.page_text import (
     SNIPPET_LENGTH,
     Section,
     around,
+    around_known,
     around_reads,
     clip,
     first_heading,
@@ -67,6 +68,8 @@ _FOLDED_BLOCK = 4096
 # above, the Kelvin sign 'k'): elsewhere an ASCII token is found in a lowercased text exactly
 # where it is in the text with only its ASCII letters lowercased.
 _TO_ASCII = ("\u0130", "\u212a")
+# How far into its body a compressed page's opening reaches (then to a line's end).
+_OPENING = 4096
 # Zstandard's level for the pages owndocs keeps compressed: its fastest but for the
 # negative levels, which keep pages larger.
 _LEVEL = 1
@@ -86,6 +89,7 @@ class Hit:
 
 class _Page:
     __slots__ = (
+        "ascii_folds",
         "body_bytes",
         "body_from",
         "compressed",
@@ -93,6 +97,7 @@ class _Page:
         "folded_title",
         "folded_url",
         "lowered",
+        "opening",
         "section_chars",
         "shape",
         "text",
@@ -119,16 +124,24 @@ class _Page:
         self.title = fields.get("title") or first_heading(body, self.title_span) or url
         data = text.encode("utf-8", "surrogatepass")
         self.compressed = compressed
-        self.text = _compressed(data) if compressed else data
-        # Where in the UTF-8 the body starts and its title line starts and ends: an owndocs
-        # snippet looks for ASCII tokens there (see `_ascii_snippet`), unless the page holds
-        # one of the two characters that lowercase to ASCII.
-        self.body_bytes: tuple[int, int, int] | None = None
-        if compressed and not any(char in text for char in _TO_ASCII):
-            title = self.title_span or (len(body), len(body))
-            self.body_bytes = _utf8_offsets(
-                text, [self.body_from, self.body_from + title[0], self.body_from + title[1]]
-            )  # type: ignore[assignment]
+        # Where in the UTF-8 the body starts and its title line starts and ends.
+        title = self.title_span or (len(body), len(body))
+        self.body_bytes: tuple[int, int, int] = _utf8_offsets(
+            text, [self.body_from, self.body_from + title[0], self.body_from + title[1]]
+        )  # type: ignore[assignment]
+        # Compressed, the page is two frames: its opening, up to the first line break
+        # `_OPENING` bytes into the body, then the rest (none for a short page). Most owndocs
+        # snippets are settled by the opening, which decompresses in a third of the time.
+        self.opening = b""
+        self.text = data
+        if compressed:
+            cut = data.find(b"\n", self.body_bytes[0] + _OPENING)
+            cut = len(data) if cut < 0 else cut + 1
+            self.opening = _compressed(data[:cut])
+            self.text = _compressed(data[cut:]) if cut < len(data) else b""
+        # An owndocs snippet looks for ASCII tokens in the UTF-8 (see `_ascii_snippet`),
+        # unless the page holds one of the two characters that lowercase to ASCII.
+        self.ascii_folds = compressed and not any(char in text for char in _TO_ASCII)
         # Relevance mode looks for the query's words in every page it shows, lowercased in
         # ASCII: done here once rather than for five pages on every search.
         self.lowered = None if compressed else data.lower()
@@ -149,7 +162,17 @@ class _Page:
         return self.utf8().decode("utf-8", "surrogatepass")
 
     def utf8(self) -> bytes:
-        return _decompressor().decompress(self.text) if self.compressed else self.text
+        if not self.compressed:
+            return self.text
+        return self.opening_utf8() + self.rest_utf8()
+
+    def opening_utf8(self) -> bytes:
+        """The page's opening lines (all of it when `rest_utf8()` is empty), compressed."""
+        return _decompressor().decompress(self.opening)
+
+    def rest_utf8(self) -> bytes:
+        """What follows `opening_utf8()`, compressed."""
+        return _decompressor().decompress(self.text) if self.text else b""
 
     def lowered_utf8(self) -> bytes:
         """`utf8()` lowercased in ASCII."""
@@ -377,8 +400,8 @@ def _snippet(page: _Page, tokens: list[str]) -> str:
     """Around the first body occurrence of a token, else the description or first paragraph."""
     if not tokens:
         return page.fallback
-    if page.body_bytes is not None and all(token.isascii() for token in tokens):
-        return _ascii_snippet(page, page.body_bytes, tokens)
+    if page.ascii_folds and all(token.isascii() for token in tokens):
+        return _ascii_snippet(page, tokens)
     body = page.full_text()[page.body_from :]
     span = page.title_span
     if span is not None:
@@ -387,35 +410,79 @@ def _snippet(page: _Page, tokens: list[str]) -> str:
     return page.fallback if first < 0 else around(body, first)
 
 
-def _ascii_snippet(page: _Page, body_bytes: tuple[int, int, int], tokens: list[str]) -> str:
+def _ascii_snippet(page: _Page, tokens: list[str]) -> str:
     """`_snippet` for ASCII tokens, read from the page's UTF-8 with its ASCII lowercased.
 
-    Neither the page nor more than the snippet's window of it is decoded, and nothing is
-    lowercased as text: lowercasing a text holding any non-ASCII character was two fifths of
-    a snippet. An ASCII token never matches inside a character's UTF-8 (all of its bytes are
-    non-ASCII), and no token holds a line break, so none spans the title line left out.
+    Nothing is lowercased as text (lowercasing a text holding any non-ASCII character was
+    two fifths of a snippet), only the snippet's window is decoded, and the page past its
+    opening is decompressed only when the opening does not settle the snippet. An ASCII
+    token never matches inside a character's UTF-8 (all of its bytes are non-ASCII), and no
+    token holds a line break, so none spans the title line left out or the opening's end.
     """
-    data = page.utf8()
-    start, title_start, title_end = body_bytes
-    body = data[start:title_start] + data[title_end:]
-    lowered = body.lower()
-    first = min(
-        (found for found in (lowered.find(token.encode()) for token in tokens) if found >= 0),
-        default=-1,
-    )
-    if first < 0:
+    words = [token.encode() for token in tokens]
+    opening = page.opening_utf8()
+    body = _ascii_body(opening, page.body_bytes)
+    first = _first_ascii(body, words)
+    whole = not page.text
+    if first >= 0:
+        snippet = _ascii_around(body, first, whole=whole)
+        if snippet is not None:
+            return snippet
+    elif whole:
         return page.fallback
+    opening_body = len(body)
+    body = _ascii_body(opening + page.rest_utf8(), page.body_bytes)
+    if first < 0:
+        first = _first_ascii(body, words, opening_body)
+        if first < 0:
+            return page.fallback
+    snippet = _ascii_around(body, first, whole=True)
+    assert snippet is not None  # noqa: S101 - a whole body settles a snippet
+    return snippet
+
+
+def _ascii_body(data: bytes, body_bytes: tuple[int, int, int]) -> bytes:
+    """The body of a page whose UTF-8 starts with `data`, its title line left out."""
+    start, title_start, title_end = body_bytes
+    return data[start:title_start] + data[title_end:]
+
+
+def _ascii_around(body: bytes, first: int, *, whole: bool) -> str | None:
+    """`around` at the match at `first` in the UTF-8 `body`, decoding only its window; None
+    when `body` is not `whole` and what follows it could change the snippet."""
     # `around` reads SNIPPET_LEAD characters before the match and up to `around_reads(0)`
     # after it: a character is 4 bytes at most, and a cut inside one moves by 3 at most.
     lead = max(0, first - 4 * (SNIPPET_LEAD + 1))
     while lead < first and _is_continuation(body[lead]):
         lead += 1
-    end = min(len(body), first + 4 * (around_reads(0) + 1))
+    end = first + 4 * (around_reads(0) + 1)
+    whole = whole or end <= len(body)
+    end = min(len(body), end)
     while end < len(body) and _is_continuation(body[end]):
         end -= 1
     before = body[lead:first].decode("utf-8", "surrogatepass")
     window = before + body[first:end].decode("utf-8", "surrogatepass")
-    return around(window, len(before))
+    if whole:
+        return around(window, len(before))
+    return around_known(window, len(before))
+
+
+def _first_ascii(body: bytes, tokens: list[bytes], start: int = 0) -> int:
+    """Where the first of `tokens` (ASCII, lowercase, no whitespace) starts in `body` with
+    its ASCII lowercased, at a line's `start` or after, or -1; lowercased a block of lines
+    at a time, up to the first block holding one (no token spans a line break)."""
+    while start < len(body):
+        end = body.find(b"\n", start + _FOLDED_BLOCK)
+        end = len(body) if end < 0 else end + 1
+        folded = body[start:end].lower()
+        first = min(
+            (found for found in (folded.find(token) for token in tokens) if found >= 0),
+            default=-1,
+        )
+        if first >= 0:
+            return start + first
+        start = end
+    return -1
 
 
 def _is_continuation(byte: int) -> bool:

@@ -161,7 +161,11 @@ def sections(text: str) -> list[Section]:
 
 def clip(text: str, length: int = SNIPPET_LENGTH) -> str:
     """`text` on one line (whitespace runs collapsed), cut at a word to `length` code points."""
-    flat = " ".join(text.split())
+    # Collapsing a text's beginning gives the beginning of collapsing it: once that is longer
+    # than `length`, the cut below reads nothing past it.
+    flat = " ".join(text[: 2 * length].split())
+    if len(flat) <= length < len(text):
+        flat = " ".join(text.split())
     if len(flat) <= length:
         return flat
     cut = flat[: length - 1]
@@ -176,11 +180,36 @@ def around(body: str, position: int, length: int = SNIPPET_LENGTH) -> str:
 
     It reads `body` up to `around_reads(position, length)` at most.
     """
+    start = _around_start(body, position)
+    return _shown(body[start : around_reads(position, length)], start, length)
+
+
+def around_known(text: str, position: int, length: int = SNIPPET_LENGTH) -> str | None:
+    """`around(body, position, length)` for every `body` that starts with `text`, or None
+    when what follows `text` could still change it.
+
+    Whitespace runs are collapsed before the snippet is cut, so the characters after a
+    window's end change nothing once the window, collapsed, is longer than the snippet:
+    collapsing a text's beginning gives the beginning of collapsing the text.
+    """
+    start = _around_start(text, position)
+    window = text[start : around_reads(position, length)]
+    if start + len(window) < around_reads(position, length):
+        room = length if not start else length - 1
+        if len(" ".join(window.split())) <= room:
+            return None
+    return _shown(window, start, length)
+
+
+def _around_start(body: str, position: int) -> int:
     start = max(0, position - SNIPPET_LEAD)
     if start:
         space = body.find(" ", start, position)
         start = space + 1 if space >= 0 else start
-    window = body[start : around_reads(position, length)]
+    return start
+
+
+def _shown(window: str, start: int, length: int) -> str:
     if not start:
         return clip(window, length)
     return "…" + clip(window, length - 1)
