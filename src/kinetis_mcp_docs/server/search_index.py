@@ -126,9 +126,10 @@ class _Page:
         self.compressed = compressed
         # Where in the UTF-8 the body starts and its title line starts and ends.
         title = self.title_span or (len(body), len(body))
-        self.body_bytes: tuple[int, int, int] = _utf8_offsets(
+        start, title_start, title_end = _utf8_offsets(
             text, [self.body_from, self.body_from + title[0], self.body_from + title[1]]
-        )  # type: ignore[assignment]
+        )
+        self.body_bytes = (start, title_start, title_end)
         # Compressed, the page is two frames: its opening, up to the first line break
         # `_OPENING` bytes into the body, then the rest (none for a short page). Most owndocs
         # snippets are settled by the opening, which decompresses in a third of the time.
@@ -167,11 +168,12 @@ class _Page:
         return self.opening_utf8() + self.rest_utf8()
 
     def opening_utf8(self) -> bytes:
-        """The page's opening lines (all of it when `rest_utf8()` is empty), compressed."""
+        """The UTF-8 of a compressed page's opening lines (all of it when `rest_utf8()` is
+        empty)."""
         return _decompressor().decompress(self.opening)
 
     def rest_utf8(self) -> bytes:
-        """What follows `opening_utf8()`, compressed."""
+        """The UTF-8 that follows `opening_utf8()` in a compressed page."""
         return _decompressor().decompress(self.text) if self.text else b""
 
     def lowered_utf8(self) -> bytes:
@@ -490,15 +492,16 @@ def _is_continuation(byte: int) -> bool:
     return 0x80 <= byte < 0xC0
 
 
-def _first_occurrence(body: str, tokens: list[str], start: int = 0) -> int:
+def _first_occurrence(body: str, tokens: list[str]) -> int:
     """Where in `body` the first occurrence of any of `tokens` (lowercased, no whitespace)
-    in `body.lower()` begins, at a line's `start` or after, or -1.
+    in `body.lower()` begins, or -1.
 
     The body is lowercased a block of lines at a time, up to the first block holding one:
     a token holds no line break, so no occurrence spans two blocks, and lowercasing reads
     no context past a line break (a final sigma's is a word), so each block folds as it
     does inside the whole. Most answers' first occurrence is in the first block.
     """
+    start = 0
     while start < len(body):
         end = body.find("\n", start + _FOLDED_BLOCK)
         end = len(body) if end < 0 else end + 1
