@@ -185,7 +185,8 @@ class _Page:
 
 
 # A Zstandard context is used by one thread at a time: each thread that indexes or searches
-# keeps one of each, made once (making one costs about half a page's decompression).
+# keeps one of each, made once (making one costs about half a page's decompression). A
+# decompression context holds about 0.1 MB: 3 MB for the HTTP route's 32 call threads.
 _contexts = threading.local()
 
 
