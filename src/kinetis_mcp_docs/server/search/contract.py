@@ -76,7 +76,6 @@ class ContractScores:
         # The bits of pages added in one block of slots, not yet in `_chunks` and `_pieces`.
         self._block = -1
         self._block_chunks: dict[str, int] = {}
-        self._block_pieces: dict[str, int] = {}
         self._vocabulary = ""
         self._starts: list[int] = []
         self._masks: list[int] = []
@@ -124,27 +123,31 @@ class ContractScores:
         if block != self._block:
             self._join_block()
             self._block = block
-        chunks, pieces = self._block_chunks, self._block_pieces
+        chunks = self._block_chunks
         in_block = 1 << place
-        held = chunks_of(folded_body)
-        for chunk in held:
+        for chunk in chunks_of(folded_body):
             chunks[chunk] = chunks.get(chunk, 0) | in_block
-        for piece in characters_of(held):
-            pieces[piece] = pieces.get(piece, 0) | in_block
         self._vocabulary_stale = True
 
     def _join_block(self) -> None:
-        """Move the bits gathered for the last block into the site's masks."""
+        """Move the bits gathered for the last block into the site's masks.
+
+        A page holds a character when one of its chunks does: the block's characters are
+        read from its distinct chunks here, once, rather than from each page's (a
+        character's pages are the pages of the chunks holding it).
+        """
         if self._block < 0:
             return
         shift = self._block * BLOCK_PAGES
-        for gathered, masks in (
-            (self._block_chunks, self._chunks),
-            (self._block_pieces, self._pieces),
-        ):
-            for key, bits in gathered.items():
-                masks[key] = masks.get(key, 0) | bits << shift
-            gathered.clear()
+        chunks = self._chunks
+        pieces: dict[str, int] = {}
+        for chunk, bits in self._block_chunks.items():
+            chunks[chunk] = chunks.get(chunk, 0) | bits << shift
+            for piece in set(chunk):
+                pieces[piece] = pieces.get(piece, 0) | bits
+        for piece, bits in pieces.items():
+            self._pieces[piece] = self._pieces.get(piece, 0) | bits << shift
+        self._block_chunks.clear()
         self._block = -1
 
     def remove(self, slot: int, folded_body: str) -> None:
