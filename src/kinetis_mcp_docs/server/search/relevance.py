@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -193,6 +194,28 @@ def _idf(documents: int, frequency: int) -> float:
     return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
 
 
+def _slots_by_address(searcher: tantivy.Searcher) -> list[array[int]]:
+    """The page slot of every live document of `searcher`, by segment, then document.
+
+    A hit is a document's address: reading its stored slot back (`doc`) cost 1.2 us a hit,
+    40 hits a search; looking it up here costs a tenth of that. Made once per searcher,
+    which never changes: about 1.5 ms at 1,000 pages.
+    """
+    found: dict[tuple[int, int], int] = {}
+    everything = int(searcher.num_docs)
+    if everything:
+        for _, address in searcher.search(tantivy.Query.all_query(), everything).hits:
+            slot = searcher.doc(address).get_first("page")
+            found[address.segment_ord, address.doc] = int(slot)  # type: ignore[arg-type]
+    segments = max((segment for segment, _ in found), default=-1) + 1
+    slots = [array("i") for _ in range(segments)]
+    for (segment, document), slot in sorted(found.items()):
+        listed = slots[segment]
+        listed.extend([-1] * (document - len(listed)))  # deleted documents
+        listed.append(slot)
+    return slots
+
+
 class _Side:
     """One index's searcher and fields, and how a query is asked of it."""
 
@@ -206,6 +229,7 @@ class _Side:
         self.schema = schema
         self.fields = fields
         self.documents = max(1, int(searcher.num_docs))
+        self._slots = _slots_by_address(searcher)
         # A searcher never changes: what it says of a term holds for its life. Asked seven
         # times a term (a field each) and for each term several times a query, it was a
         # tenth of a search.
@@ -268,9 +292,9 @@ class _Side:
     def best(self, query: tantivy.Query, count: int) -> dict[int, float]:
         """The best `count` pages, by slot, with their scores."""
         found: dict[int, float] = {}
+        slots = self._slots
         for score, address in self.searcher.search(query, count, count=False).hits:
-            slot = int(self.searcher.doc(address).get_first("page"))  # type: ignore[arg-type]
-            found[slot] = float(score)
+            found[slots[address.segment_ord][address.doc]] = float(score)
         return found
 
 
