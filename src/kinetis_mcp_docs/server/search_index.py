@@ -31,6 +31,7 @@ import heapq
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import AnyStr
 
 import zstandard
 
@@ -62,7 +63,8 @@ RANKINGS = (OWNDOCS, RELEVANCE)
 # not diluted by its length. Its weight beside the page's own score:
 RESCORED_PAGES = 5
 SECTION_WEIGHT = 0.25
-# An owndocs snippet lowercases the body this many characters (then to a line's end) at a time.
+# An owndocs snippet lowercases the body this many characters or bytes (then to a line's
+# end) at a time.
 _FOLDED_BLOCK = 4096
 # The only characters whose lowercase holds an ASCII character ('İ' becomes 'i' and a dot
 # above, the Kelvin sign 'k'): elsewhere an ASCII token is found in a lowercased text exactly
@@ -409,7 +411,7 @@ def _snippet(page: _Page, tokens: list[str]) -> str:
     span = page.title_span
     if span is not None:
         body = body[: span[0]] + body[span[1] :]
-    first = _first_occurrence(body, tokens)
+    first = _first_occurrence(body, tokens, "\n")
     return page.fallback if first < 0 else around(body, first)
 
 
@@ -425,7 +427,7 @@ def _ascii_snippet(page: _Page, tokens: list[str]) -> str:
     words = [token.encode() for token in tokens]
     opening = page.opening_utf8()
     body = _ascii_body(opening, page.body_bytes)
-    first = _first_ascii(body, words)
+    first = _first_occurrence(body, words, b"\n")
     whole = not page.text
     if first >= 0:
         snippet = _ascii_around(body, first, whole=whole)
@@ -436,7 +438,7 @@ def _ascii_snippet(page: _Page, tokens: list[str]) -> str:
     opening_body = len(body)
     body = _ascii_body(opening + page.rest_utf8(), page.body_bytes)
     if first < 0:
-        first = _first_ascii(body, words, opening_body)
+        first = _first_occurrence(body, words, b"\n", opening_body)
         if first < 0:
             return page.fallback
     snippet = _ascii_around(body, first, whole=True)
@@ -470,41 +472,25 @@ def _ascii_around(body: bytes, first: int, *, whole: bool) -> str | None:
     return around_known(window, len(before))
 
 
-def _first_ascii(body: bytes, tokens: list[bytes], start: int = 0) -> int:
-    """Where the first of `tokens` (ASCII, lowercase, no whitespace) starts in `body` with
-    its ASCII lowercased, at a line's `start` or after, or -1; lowercased a block of lines
-    at a time, up to the first block holding one (no token spans a line break)."""
-    while start < len(body):
-        end = body.find(b"\n", start + _FOLDED_BLOCK)
-        end = len(body) if end < 0 else end + 1
-        folded = body[start:end].lower()
-        first = min(
-            (found for found in (folded.find(token) for token in tokens) if found >= 0),
-            default=-1,
-        )
-        if first >= 0:
-            return start + first
-        start = end
-    return -1
-
-
 def _is_continuation(byte: int) -> bool:
     """Whether a byte of UTF-8 continues a character rather than starting one."""
     return 0x80 <= byte < 0xC0
 
 
-def _first_occurrence(body: str, tokens: list[str]) -> int:
+def _first_occurrence(
+    body: AnyStr, tokens: list[AnyStr], line_break: AnyStr, start: int = 0
+) -> int:
     """Where in `body` the first occurrence of any of `tokens` (lowercased, no whitespace)
-    in `body.lower()` begins, or -1.
+    in `body.lower()` begins, at a line's `start` or after, or -1. `body` is text, or UTF-8
+    whose ASCII `lower()` lowercases (see `_ascii_snippet`); `line_break` is "\n" in it.
 
     The body is lowercased a block of lines at a time, up to the first block holding one:
     a token holds no line break, so no occurrence spans two blocks, and lowercasing reads
     no context past a line break (a final sigma's is a word), so each block folds as it
     does inside the whole. Most answers' first occurrence is in the first block.
     """
-    start = 0
     while start < len(body):
-        end = body.find("\n", start + _FOLDED_BLOCK)
+        end = body.find(line_break, start + _FOLDED_BLOCK)
         end = len(body) if end < 0 else end + 1
         block = body[start:end]
         folded = block.lower()
@@ -513,7 +499,7 @@ def _first_occurrence(body: str, tokens: list[str]) -> int:
             default=-1,
         )
         if first >= 0:
-            if len(folded) != len(block):
+            if isinstance(block, str) and len(folded) != len(block):
                 first = _unfolded_position(block, first)
             return start + first
         start = end
