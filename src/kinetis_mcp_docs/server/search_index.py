@@ -126,12 +126,17 @@ class _Page:
         self.title = fields.get("title") or first_heading(body, self.title_span) or url
         data = text.encode("utf-8", "surrogatepass")
         self.compressed = compressed
-        # Where in the UTF-8 the body starts and its title line starts and ends.
-        title = self.title_span or (len(body), len(body))
-        start, title_start, title_end = _utf8_offsets(
-            text, [self.body_from, self.body_from + title[0], self.body_from + title[1]]
-        )
-        self.body_bytes = (start, title_start, title_end)
+        # Where in the UTF-8 the body starts and its title line starts and ends (the text's
+        # end when it has none: `data` is already the whole text's UTF-8).
+        span = self.title_span
+        if span is None:
+            (start,) = _utf8_offsets(text, [self.body_from])
+            self.body_bytes = (start, len(data), len(data))
+        else:
+            start, title_start, title_end = _utf8_offsets(
+                text, [self.body_from, self.body_from + span[0], self.body_from + span[1]]
+            )
+            self.body_bytes = (start, title_start, title_end)
         # Compressed, the page is two frames: its opening, up to the first line break
         # `_OPENING` bytes into the body, then the rest (none for a short page). Most owndocs
         # snippets are settled by the opening, which decompresses in a third of the time.
