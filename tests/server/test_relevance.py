@@ -112,6 +112,18 @@ def test_a_pasted_error_finds_the_page_that_quotes_it_and_its_snippet_shows_it()
     assert any(line.startswith("SyntaxError: Named export") for line in shown)
 
 
+def test_of_two_pages_quoting_an_error_the_one_quoting_it_word_for_word_comes_first() -> None:
+    # Both quote the message, one with a word put in; the other words alike, each page
+    # saying them as often, and the loose quote's URL first in order.
+    pages = {
+        "/a/lifecycle": "# Lifecycle\n\nYou see `Composable context is lost` when the "
+        "composable ran outside setup.\n",
+        "/b/reference": "# Reference\n\nYou see `Composable context lost` when the "
+        "composable ran outside of setup.\n",
+    }
+    assert _urls(_relevance(pages), "Composable context lost")[0] == "/b/reference"
+
+
 def test_rare_words_weigh_more_than_words_every_page_has() -> None:
     pages = {
         f"/guide/{topic}": f"# {topic.title()}\n\nHow to configure {topic}: how to set it, "

@@ -12,9 +12,9 @@ headings, split into the words they are made of (`use`, `async`, `data`), so tha
 spelling finds the page that defines it. Identifiers in a query are read both ways, and a
 query's dotted, dashed or underscored identifier is also looked up whole without its
 separators (`use_fetch` finds `useFetch`), its pieces then weighing less. Every run of three
-neighbouring words of a query is also a phrase (one more word between them allowed) in the
-text, the title, the description and the headings, so that a pasted error message finds the
-page quoting it.
+neighbouring words of a query is also a phrase (one more word between them allowed, the exact
+run earning more) in the text, the title, the description and the headings, so that a pasted
+error message finds the page quoting it.
 
 What one query costs is bounded: its `MAX_TERMS` rarest words, its `MAX_PHRASES` rarest
 phrases. The best section of each page the ranking keeps is scored apart (see `passages`),
@@ -56,6 +56,10 @@ PIECE_WEIGHT = 0.5
 PHRASE_WORDS = 3
 # One word more between them is still the phrase: a message quoted with "the" or "a" added.
 PHRASE_SLOP = 1
+# Tantivy scores a phrase found with a word between as it scores the phrase itself, so the
+# exact quote earns this much more: of two pages quoting an error message, the one quoting
+# it word for word comes first (the development tree's queries chose it among 0.1 to 0.7).
+EXACT_PHRASE_WEIGHT = 0.25
 MAX_TERMS = 32
 MAX_PASSAGE_WORDS = 12
 MAX_PHRASES = 16
@@ -275,6 +279,10 @@ class _Side:
                 clause = tantivy.Query.phrase_query(self.schema, field, words, PHRASE_SLOP)
                 clauses.append(
                     (tantivy.Occur.Should, tantivy.Query.boost_query(clause, PHRASE_WEIGHT))
+                )
+                exact = tantivy.Query.phrase_query(self.schema, field, words, 0)
+                clauses.append(
+                    (tantivy.Occur.Should, tantivy.Query.boost_query(exact, EXACT_PHRASE_WEIGHT))
                 )
         if not clauses:
             return None
