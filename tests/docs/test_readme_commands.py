@@ -14,7 +14,7 @@ import pytest
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 README = PROJECT_ROOT / "README.md"
 CI = PROJECT_ROOT / ".ci" / "run"
-TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install nox && .venv/bin/nox"
+TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && .venv/bin/nox"
 
 
 def _shell_lines(text: str) -> list[str]:
@@ -99,6 +99,6 @@ def test_ci_shows_pyenvs_four_pythons_for_its_run_only_never_setting_pyenv_globa
     # The newest of each supported minor, the one that `python3` runs first; nothing more.
     assert calls[-3:] == [
         "python3 -m venv .venv",
-        "pip install nox",
+        "pip install nox[uv]",
         "nox  PYENV_VERSION=3.11.7:3.10.13:3.12.1:3.13.0",
     ]

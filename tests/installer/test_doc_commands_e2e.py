@@ -43,7 +43,7 @@ _FIXED_PORT = (
     "a server on a fixed port (8000, 8080) that runs until stopped: the HTTP tests run it on port 0"
 )
 NOT_RUN: dict[str, str] = {
-    "python3 -m venv .venv && .venv/bin/pip install nox && .venv/bin/nox": _SUITE,
+    "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && .venv/bin/nox": _SUITE,
     ".venv/bin/nox -s tests-3.12 -- -k window": _SUITE,
     "python3 -m venv .venv && .venv/bin/pip install '.[http]'": (
         "installs the http extra from the package index, which this machine's tests have "
@@ -58,10 +58,9 @@ NOT_RUN: dict[str, str] = {
     "--http kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol --ws none": (
         "a deployment's own directory and address: test_deploy.py runs the factory under uvicorn"
     ),
-    "python3 -m venv .venv && .venv/bin/pip install nox": _FROM_CLONE,
-    "python3 -m venv .venv && .venv/bin/pip install nox && .venv/bin/nox -s setup_from_source": (
-        _FROM_CLONE
-    ),
+    "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]'": _FROM_CLONE,
+    "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && "
+    ".venv/bin/nox -s setup_from_source": _FROM_CLONE,
     ".venv/bin/nox -s setup_from_source": _FROM_CLONE,
     ".venv/bin/nox -s setup_from_source -- codex": _FROM_CLONE,
     ".venv/bin/nox -s setup_from_source -- --live": _FROM_CLONE,
