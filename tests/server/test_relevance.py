@@ -297,11 +297,13 @@ print(json.dumps([(hit.url, hit.snippet, hit.line, hit.score) for hit in hits]))
 def test_a_search_answers_the_same_in_every_process() -> None:
     # Python hashes strings differently in each process. A snippet's line was chosen by
     # sums read in a set's order: for this query over the evaluation tree, the processes
-    # with these hash seeds showed another line of the same page.
+    # with these hash seeds showed another line of the same page. And each process builds
+    # the index afresh: with two indexing threads, Tantivy 0.26 (Python 3.10's) gave one
+    # page another score in the last bit in about one build in three.
     tree = Path(__file__).resolve().parents[2] / "benchmarks" / "search_eval" / "nuxt" / "docs"
     query = "you warnings. [`.gitignore`](/docs/4.x/directory-structure/gitignore) components."
     answers = set()
-    for seed in ("1", "15", "27", "37"):
+    for seed in ("1", "15", "27", "37", "2", "3", "4", "5"):
         ran = subprocess.run(
             [sys.executable, "-c", _SEARCH_IN_A_PROCESS, os.fspath(tree), query],
             env=os.environ | {"PYTHONHASHSEED": seed},

@@ -72,8 +72,12 @@ _PARTS = r"\p{Lu}?[\p{Ll}\p{Lo}]+[0-9]*|\p{Lu}+[0-9]*|[0-9]+"
 # A run of letters and digits: a chunk of a query holding more than one is an identifier
 # written with separators.
 _RUNS = re.compile(r"[^\W_]+")
-_WRITER_HEAP = 50_000_000  # per indexing thread; the writer is dropped after each commit
-_WRITER_THREADS = 2
+_WRITER_HEAP = 50_000_000  # the writer is dropped after each commit
+# One indexing thread: with two, which pages share a segment was up to the threads, and
+# under Tantivy 0.26 (Python 3.10's) a page's score then moved in the last bit of its 32 from
+# one build of a tree to the next (a CI run showed another score for one query). One thread
+# costs the relevance build about a fifth more, far within its bound.
+_WRITER_THREADS = 1
 # Terms whose document counts a searcher remembers (a term's are seven integers).
 _REMEMBERED_TERMS = 65_536
 # How many of the whole index's best pages a `Ties` reads, per page asked for (PAGE_HITS
@@ -134,8 +138,8 @@ class RelevanceIndex:
         index, and open a searcher on the result.
 
         `changes` is read while the writer is open, so the caller's own indexing of each
-        page (the contract's, in owndocs mode) runs while Tantivy's thread indexes the pages
-        already handed over. A slot removed, then used again, is removed before its new
+        page (the contract's, in owndocs mode) runs while Tantivy's indexing thread takes
+        the pages already handed over. A slot removed, then used again, is removed before its new
         page is added: a removal takes every page of its slot added before it. Nothing is
         committed if reading `changes` fails.
         """
