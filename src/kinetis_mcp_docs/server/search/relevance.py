@@ -73,10 +73,10 @@ _PARTS = r"\p{Lu}?[\p{Ll}\p{Lo}]+[0-9]*|\p{Lu}+[0-9]*|[0-9]+"
 # written with separators.
 _RUNS = re.compile(r"[^\W_]+")
 _WRITER_HEAP = 50_000_000  # the writer is dropped after each commit
-# One indexing thread: with two, which pages share a segment was up to the threads, and
-# under Tantivy 0.26 (Python 3.10's) a page's score then moved in the last bit of its 32 from
-# one build of a tree to the next (a CI run showed another score for one query). One thread
-# costs the relevance build about a fifth more, far within its bound.
+# One indexing thread: with two, which pages share a segment was up to the threads, and a
+# page's score then moved in the last bit of its 32 from one build of a tree to the next
+# (under Tantivy 0.26, Python 3.10's, in most builds; under 0.27 rarely). One thread makes
+# the relevance build of 1,000 pages take half as long again, within its bound.
 _WRITER_THREADS = 1
 # Terms whose document counts a searcher remembers (a term's are seven integers).
 _REMEMBERED_TERMS = 65_536
