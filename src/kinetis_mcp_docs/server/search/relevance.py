@@ -139,9 +139,9 @@ class RelevanceIndex:
 
         `changes` is read while the writer is open, so the caller's own indexing of each
         page (the contract's, in owndocs mode) runs while Tantivy's indexing thread takes
-        the pages already handed over. A slot removed, then used again, is removed before its new
-        page is added: a removal takes every page of its slot added before it. Nothing is
-        committed if reading `changes` fails.
+        the pages already handed over. A slot removed, then used again, is removed before
+        its new page is added: a removal takes every page of its slot added before it.
+        Nothing is committed if reading `changes` fails.
         """
         with self._lock:
             writer = self._pages.writer(_WRITER_HEAP, _WRITER_THREADS)
