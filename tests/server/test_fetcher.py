@@ -513,6 +513,24 @@ def test_a_fetch_after_close_fails(make_source: MakeSource) -> None:
     assert fetch_failure(source, "index").reason == "the page source is closed"
 
 
+def test_a_fetch_with_no_memory_left_to_make_its_thread_fails_and_the_next_one_reads(
+    origin_monkeypatch: DocsOrigin, make_source: MakeSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At its address-space limit a process may fail to allocate a thread's locks before
+    # it ever asks to start the thread: that read fails as unreadable, not as a bug.
+    origin_monkeypatch.serve_page("index", "# Index\n")
+    source = make_source()
+
+    def out_of_memory(*args: object, **kwargs: object) -> threading.Thread:
+        raise MemoryError
+
+    with monkeypatch.context() as patch:
+        patch.setattr(threading, "Thread", out_of_memory)
+        failure = fetch_failure(source, "index")
+    assert "no thread could be started for the request (out of memory)" in str(failure)
+    assert source.fetch("index") == "# Index\n"
+
+
 # Bounds
 
 

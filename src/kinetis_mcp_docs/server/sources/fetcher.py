@@ -124,26 +124,31 @@ class HttpPageSource:
     def fetch(self, slug: str) -> str:
         """The page's current markdown; raises `PageFetchError` on any failure."""
         deadline = time.monotonic() + self._bounds.total_deadline
-        attempt = _Attempt(self.url_for(slug))
-        attempt.worker = threading.Thread(
-            target=self._run,
-            args=(attempt,),
-            name=f"kinetis-mcp-docs fetch {slug}",
-            daemon=True,
-        )
-        with self._lock:
-            if self._closed:
-                raise PageFetchError(attempt.url, "the page source is closed")
-            self._attempts.add(attempt)
+        url = self.url_for(slug)
+        attempt: _Attempt | None = None
         try:
+            # Making the thread allocates too (its locks, its name), so it is in the `try`.
+            attempt = _Attempt(url)
+            attempt.worker = threading.Thread(
+                target=self._run,
+                args=(attempt,),
+                name=f"kinetis-mcp-docs fetch {slug}",
+                daemon=True,
+            )
+            with self._lock:
+                if self._closed:
+                    raise PageFetchError(url, "the page source is closed")
+                self._attempts.add(attempt)
             attempt.worker.start()
         except (RuntimeError, MemoryError) as error:
             # The process is at its limit of threads or address space: this read fails,
             # the others and the session go on.
-            with self._lock:
-                self._attempts.discard(attempt)
+            if attempt is not None:
+                with self._lock:
+                    self._attempts.discard(attempt)
+            reason = str(error) or "out of memory"
             raise PageFetchError(
-                attempt.url, f"no thread could be started for the request ({error})"
+                url, f"no thread could be started for the request ({reason})"
             ) from error
         if attempt.finished.wait(max(0.0, deadline - time.monotonic())):
             return attempt.result()
