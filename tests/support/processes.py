@@ -62,11 +62,38 @@ def processes_mentioning(text: str) -> list[int]:
 
 
 def kill_processes_mentioning(text: str, timeout: float) -> None:
-    """Kill every process whose command line contains `text`, and wait until they are gone."""
-    for pid in processes_mentioning(text):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: not processes_mentioning(text), f"processes using {text} to exit", timeout)
+    """Kill every process whose command line contains `text`, and wait until each has
+    finished exiting, its descriptors (and the locks they hold) closed.
+
+    A dying process's command line reads empty from the moment its memory is released,
+    before its descriptors are closed: a process no longer listed may still hold an
+    environment's `flock` for as long as the machine takes to unmap its memory.
+    """
+    killed: dict[int, str | None] = {}  # pid -> its start time, which a later pid's differs by
+
+    def all_exited() -> bool:
+        for pid in processes_mentioning(text):
+            killed.setdefault(pid, _running_since(pid))
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        return all(
+            started is None or _running_since(pid) != started for pid, started in killed.items()
+        )
+
+    wait_for(all_exited, f"processes using {text} to exit", timeout)
+
+
+def _running_since(pid: int) -> str | None:
+    """When process `pid` started, while it runs or exits; None when there is no such
+    process or it is a zombie (whose descriptors are closed)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    # The fields after the command's name, which is in parentheses and may hold any byte:
+    # the state, then (twentieth) the start time.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return None if fields[0] in ("Z", "X") else fields[19]
 
 
 def holds_file(pid: int, path: Path) -> bool:
