@@ -69,7 +69,7 @@ def kill_processes_mentioning(text: str, timeout: float) -> None:
     before its descriptors are closed: a process no longer listed may still hold an
     environment's `flock` for as long as the machine takes to unmap its memory.
     """
-    killed: dict[int, str | None] = {}  # pid -> its start time, which a later pid's differs by
+    killed: dict[int, str | None] = {}  # pid -> when it started: a reused pid starts later
 
     def all_exited() -> bool:
         for pid in processes_mentioning(text):
