@@ -73,7 +73,8 @@ def kill_processes_mentioning(text: str, timeout: float) -> None:
 
     def all_exited() -> bool:
         for pid in processes_mentioning(text):
-            killed.setdefault(pid, _running_since(pid))
+            if pid not in killed:
+                killed[pid] = _running_since(pid)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         return all(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kinetis_mcp_docs.installer.envs.built import hold
 from tests.support.processes import PROC_AVAILABLE, kill_processes_mentioning
 
 # Holds an `flock` on the directory it is given, then fills memory, so that unmapping it
@@ -37,11 +37,10 @@ def test_a_killed_process_is_waited_for_until_its_locks_are_free(tmp_path: Path)
         assert holder.stdout is not None
         assert holder.stdout.readline() == "holding\n"
         kill_processes_mentioning(os.fspath(held), 60)
-        fd = os.open(held, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises while it is held
-        finally:
-            os.close(fd)
+        # The hold `prune` takes before it removes an environment: None while another has it.
+        fd = hold(held, wait=False)
+        assert fd is not None
+        os.close(fd)
     finally:
         holder.kill()
         holder.communicate(timeout=60)
