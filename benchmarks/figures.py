@@ -7,7 +7,10 @@ where they are repeated, so the load of a shared machine falls on both alike.
 from __future__ import annotations
 
 import os
+import resource
+import shutil
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +36,7 @@ from benchmarks.wire import (
     tool_call,
 )
 from kinetis_mcp_docs import __version__
+from kinetis_mcp_docs.installer.envs import compile_env
 from kinetis_mcp_docs.installer.envs.links import current_environment, switch_to
 from kinetis_mcp_docs.installer.envs.metadata import installed_version
 from kinetis_mcp_docs.installer.install_dir.package_source import (
@@ -401,6 +405,65 @@ def update_day_newer(bench: Bench) -> list[Row]:
                 f"{newer} in the local wheelhouse, each timed to the `initialize` answer of "
                 f"{newer}'s server; `current` is set back to {__version__} between rounds. The "
                 "update deadline (5 s by default) bounds it; downloads add to it."
+            ),
+        )
+    ]
+
+
+def _compile_cpu(argv: list[str], target: Path) -> float:
+    """CPU seconds (its own and its children's) of one byte-compile of `target`, from none."""
+    for cache in list(target.rglob("__pycache__")):
+        shutil.rmtree(cache)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=True, timeout=300, stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def update_compile(bench: Bench) -> list[Row]:
+    """An update's byte-compile, which copies the bytecode of unchanged modules, beside
+    compiling every module of the same environment (what it did before)."""
+    layout = InstallLayout(bench.installed())
+    installed = current_environment(layout)
+    if installed is None:
+        raise BenchError("the install has no current environment")
+    (site_packages,) = installed.glob("lib/python3.*/site-packages")
+    # What an update that changes nothing builds: the same files, written anew (new times).
+    new = bench.stage.scratch / f"update-compile-{time.monotonic_ns()}"
+    target = new / "lib" / site_packages.parent.name / "site-packages"
+    shutil.copytree(
+        site_packages,
+        target,
+        ignore=shutil.ignore_patterns("__pycache__"),
+        copy_function=shutil.copyfile,
+    )
+    python = os.fspath(layout.python(installed))
+    script = os.fspath(compile_env.__file__)
+    reusing = [python, "-I", script, "--reuse", os.fspath(site_packages), os.fspath(new / "lib")]
+    everything = [python, "-I", script, os.fspath(new / "lib")]
+    reused: list[float] = []
+    compiled: list[float] = []
+    try:
+        for _ in range(bench.settings.update_spawns):
+            reused.append(_compile_cpu(reusing, target))
+            compiled.append(_compile_cpu(everything, target))
+    finally:
+        shutil.rmtree(new, ignore_errors=True)
+    ours, reference = median(reused), median(compiled)
+    ratio = ours / reference
+    return [
+        Row(
+            "update's byte-compile, nothing changed: CPU, reusing bytecode vs compiling all",
+            f"{ours:.2f} s",
+            f"{reference:.2f} s",
+            f"{ratio:.2f}{X}",
+            f"≤ 0.5{X}",
+            ratio <= 0.5,
+            data={"reusing_cpu_s": summary(reused), "compiling_all_cpu_s": summary(compiled)},
+            note=(
+                f"median of {len(reused)} alternating rounds over a copy of the installed "
+                "environment's site-packages (new file times, no bytecode), as an update that "
+                "finds nothing newer to install leaves it; CPU of the compile process."
             ),
         )
     ]

@@ -456,7 +456,8 @@ def _compiles(install: Path) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"compileall" in argv and any(os.fsencode(install) in part for part in argv):
+        script = any(part.endswith(b"/compile_env.py") for part in argv)
+        if script and any(os.fsencode(install) in part for part in argv):
             found.append(int(entry.name))
     return found
 

@@ -520,6 +520,12 @@ def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
     assert index.count(PROJECT_PAGE) == 2
 
 
+def _bytecode_body(source: Path) -> bytes:
+    """The code object of `source`'s bytecode, without the header that names its source."""
+    (compiled,) = (source.parent / "__pycache__").glob(f"{source.stem}.*.pyc")
+    return compiled.read_bytes()[16:]
+
+
 def test_an_update_is_byte_compiled_after_the_switch_by_a_process_the_server_does_not_own(
     old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
 ) -> None:
@@ -545,6 +551,11 @@ def test_an_update_is_byte_compiled_after_the_switch_by_a_process_the_server_doe
         "the compile to end",
         WAIT,
     )
+    # pip is the same release in both environments: its bytecode was copied from the one
+    # that ran the update, not compiled again (a compile names the new path in its code).
+    (old_pip,) = old_install.original.glob("lib/python3.*/site-packages/pip/__init__.py")
+    (new_pip,) = new.glob("lib/python3.*/site-packages/pip/__init__.py")
+    assert _bytecode_body(new_pip) == _bytecode_body(old_pip)
     assert server.request("ping", timeout=WAIT)["result"] == {}
     _finish(server)
     assert _our_lines(server) == []

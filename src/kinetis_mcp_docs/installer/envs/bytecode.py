@@ -1,9 +1,11 @@
 """Byte-compile a new environment outside pip, without ever outliving it.
 
 pip compiling every module it installs is half of an install's time, most of it for pip
-itself. Setup and the update therefore install with `--no-compile` and run `compileall`
-over the new environment in a process of their own. Compiling is an optimisation: a module
-left uncompiled is compiled on its first import, so a failure here is no install failure.
+itself. Setup and the update therefore install with `--no-compile` and byte-compile the new
+environment in a process of their own (`compile_env.py`), which copies the bytecode of every
+module identical to one beside the running interpreter and compiles the rest. Compiling is
+an optimisation: a module left uncompiled is compiled on its first import, so a failure
+here is no install failure.
 
 A compile writes into the environment for seconds, and may outlive the process that
 started it (a SIGKILLed setup, or by design after an update). So it runs holding the
@@ -17,11 +19,15 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sysconfig
 from pathlib import Path
 
 from kinetis_mcp_docs.installer import children
 from kinetis_mcp_docs.installer.envs.built import hold
 from kinetis_mcp_docs.installer.envs.environment import Environment
+
+# The compile's script (see its docstring): this release's own copy, run by path.
+_SCRIPT = Path(__file__).resolve().with_name("compile_env.py")
 
 
 def _compile_argv(environment: Environment) -> list[str]:
@@ -31,7 +37,11 @@ def _compile_argv(environment: Environment) -> list[str]:
     # outgrow the AF_UNIX limit under a long TMPDIR. The compile overlaps the verification,
     # so the second core bought setup about 0.1 s of 2.7 (`nox -s bench -- --only setup`).
     python = os.fspath(environment.python)
-    return [python, "-I", "-m", "compileall", "-q", "-j1", os.fspath(environment.path / "lib")]
+    # The running interpreter's site-packages, resolved: on an update it is reached through
+    # `current`, which the switch points at the new environment itself.
+    donor = os.path.realpath(sysconfig.get_paths()["purelib"])
+    lib = os.fspath(environment.path / "lib")
+    return [python, "-I", os.fspath(_SCRIPT), "--reuse", donor, lib]
 
 
 def _held(env: Path) -> int:
