@@ -81,16 +81,22 @@ _SHOW_CHECK = (
 
 
 def _venv(directory: Path, environ: dict[str, str], *requirements: str) -> Path:
-    """A virtual environment at `directory` holding `requirements`; its Python."""
+    """A virtual environment at `directory` holding `requirements`; its Python.
+
+    Made without ensurepip and filled by this interpreter's pip (`--python`), as the
+    installer makes its own: the pip it holds is the one its requirements bring, and the
+    three seconds of CPU ensurepip spends on a pip of its own, four times a run, are saved.
+    """
     subprocess.run(
-        [sys.executable, "-m", "venv", os.fspath(directory)],
+        [sys.executable, "-m", "venv", "--without-pip", os.fspath(directory)],
         check=True,
         timeout=WAIT,
         capture_output=True,
     )
     python = directory / "bin" / "python"
+    install = ["install", "--quiet", "--no-compile", *requirements]
     subprocess.run(
-        [os.fspath(python), "-m", "pip", "install", "--quiet", *requirements],
+        [sys.executable, "-m", "pip", "--python", os.fspath(python), *install],
         env=environ,
         check=True,
         timeout=WAIT,
