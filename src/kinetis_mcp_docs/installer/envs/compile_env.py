@@ -9,9 +9,9 @@ environment's modules are byte for byte the ones beside the running interpreter,
 bytecode is already there. For each module identical in both, with valid bytecode in the
 other, that bytecode is copied with the new file's time and size in its header (what an
 import checks); `compileall` then compiles whatever is left, and leaves valid bytecode as it
-is. Copying is about a fifth of compiling, most of it reading files (`nox -s bench -- --only
-update`), so an update's compile no longer takes a core for a second beside the client and
-the server starting.
+is. Copying costs about a fifth of compiling, most of it reading files (`nox -s bench --
+--only update_compile`), so an update's compile no longer takes a core for a second beside
+the client and the server starting.
 
 Run as a script, by path, never imported from the new environment: an installed release
 starts the compile of the next one with its own copy of this file, so nothing of the new
