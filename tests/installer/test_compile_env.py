@@ -37,11 +37,9 @@ def _plant(source: Path, says: str) -> None:
     header = struct.pack(
         "<4sLLL", importlib.util.MAGIC_NUMBER, 0, int(stat.st_mtime), stat.st_size & 0xFFFF_FFFF
     )
-    cache = source.parent / "__pycache__"
-    cache.mkdir(exist_ok=True)
-    (cache / f"{source.stem}.{sys.implementation.cache_tag}.pyc").write_bytes(
-        header + marshal.dumps(code)
-    )
+    compiled = Path(importlib.util.cache_from_source(os.fspath(source)))
+    compiled.parent.mkdir(exist_ok=True)
+    compiled.write_bytes(header + marshal.dumps(code))
 
 
 def _write(path: Path, text: str, *, mtime: int) -> Path:

@@ -39,7 +39,7 @@ def _compile_argv(environment: Environment) -> list[str]:
     python = os.fspath(environment.python)
     # The running interpreter's site-packages, resolved: on an update it is reached through
     # `current`, which the switch points at the new environment itself.
-    donor = os.path.realpath(sysconfig.get_paths()["purelib"])
+    donor = os.path.realpath(sysconfig.get_path("purelib"))
     lib = os.fspath(environment.path / "lib")
     return [python, "-I", os.fspath(_SCRIPT), "--reuse", donor, lib]
 

@@ -9,9 +9,9 @@ environment's modules are byte for byte the ones beside the running interpreter,
 bytecode is already there. For each module identical in both, with valid bytecode in the
 other, that bytecode is copied with the new file's time and size in its header (what an
 import checks); `compileall` then compiles whatever is left, and leaves valid bytecode as it
-is. Copying costs about a fifth of compiling, most of it reading files (`nox -s bench --
---only update_compile`), so an update's compile no longer takes a core for a second beside
-the client and the server starting.
+is. Copying costs a fifth to under half of compiling, most of it reading files (`nox -s
+bench -- --only update_compile`), so an update's compile no longer takes a core for a
+second beside the client and the server starting.
 
 Run as a script, by path, never imported from the new environment: an installed release
 starts the compile of the next one with its own copy of this file, so nothing of the new
@@ -32,11 +32,11 @@ from pathlib import Path
 
 # A timestamp pyc's header: magic, flags (0), the source's mtime and size, both mod 2**32.
 _HEADER = struct.Struct("<4sLLL")
-_TAG = sys.implementation.cache_tag
 
 
 def _pyc(source: Path) -> Path:
-    return source.parent / "__pycache__" / f"{source.stem}.{_TAG}.pyc"
+    """Where the bytecode of `source` is written and looked for (what `compileall` uses)."""
+    return Path(importlib.util.cache_from_source(os.fspath(source)))
 
 
 def _header(stat: os.stat_result) -> bytes:
@@ -45,11 +45,12 @@ def _header(stat: os.stat_result) -> bytes:
     return _HEADER.pack(magic, 0, int(stat.st_mtime) & mask, stat.st_size & mask)
 
 
-def _reusable(source: Path, twin: Path) -> bytes | None:
-    """The bytecode of `twin`, if it holds what `source` holds and its bytecode is valid."""
+def _reusable(source: Path, twin: Path) -> tuple[bytes, int] | None:
+    """Bytecode for `source` and the mode to write it with, from `twin`'s, if `twin` holds
+    what `source` holds and its bytecode is valid."""
     try:
-        theirs = twin.stat()
-        if source.stat().st_size != theirs.st_size:
+        mine, theirs = source.stat(), twin.stat()
+        if mine.st_size != theirs.st_size:
             return None
         compiled = _pyc(twin).read_bytes()
         # Only bytecode an import would use: this interpreter's, checked by timestamp, and
@@ -60,7 +61,8 @@ def _reusable(source: Path, twin: Path) -> bytes | None:
             return None
     except OSError:
         return None
-    return compiled
+    # The mode py_compile gives bytecode: the source's, writable by its owner.
+    return _header(mine) + compiled[_HEADER.size :], (mine.st_mode & 0o666) | 0o200
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:
@@ -84,14 +86,11 @@ def reuse(donor: Path, target: Path) -> int:
         return 0
     reused = 0
     for source in target.rglob("*.py"):
-        compiled = _reusable(source, donor / source.relative_to(target))
-        if compiled is None:
+        found = _reusable(source, donor / source.relative_to(target))
+        if found is None:
             continue
         try:
-            stat = source.stat()
-            # The mode py_compile gives bytecode: the source's, writable by its owner.
-            mode = (stat.st_mode & 0o666) | 0o200
-            _write(_pyc(source), _header(stat) + compiled[_HEADER.size :], mode)
+            _write(_pyc(source), *found)
         except OSError:
             continue
         reused += 1
