@@ -521,7 +521,8 @@ def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
 
 
 def _bytecode_body(source: Path) -> bytes:
-    """The code object of `source`'s bytecode, without the header that names its source."""
+    """The code object of `source`'s bytecode: past its 16-byte header, which holds the
+    source's time and size."""
     (compiled,) = (source.parent / "__pycache__").glob(f"{source.stem}.*.pyc")
     return compiled.read_bytes()[16:]
 
