@@ -26,7 +26,7 @@ from kinetis_mcp_docs.server.sources import fetcher
 from kinetis_mcp_docs.server.sources.content_coding import BodyRefused
 from kinetis_mcp_docs.server.sources.fetcher import ORIGIN_PREFIX, FetchBounds, HttpPageSource
 from kinetis_mcp_docs.server.sources.page_source import PageFetchError
-from tests.support.bombs import gzip_bomb, stacked_gzip_bomb
+from tests.support.bombs import GZIP_BOMBS
 from tests.support.origin import (
     CLIENT_GONE,
     DocsOrigin,
@@ -162,11 +162,7 @@ def test_a_coding_that_was_not_asked_for_is_refused_even_when_the_body_reads_as_
     assert error.reason.endswith(" was not asked for")
 
 
-@pytest.mark.parametrize(
-    ("content_encoding", "make_bomb"),
-    [("gzip", gzip_bomb), ("gzip, gzip", stacked_gzip_bomb)],  # made by the test, not at collection
-    ids=["gzip", "gzip-gzip"],
-)
+@pytest.mark.parametrize(("content_encoding", "make_bomb"), GZIP_BOMBS)
 def test_a_compression_bomb_is_refused_by_its_ratio_long_before_the_cap(
     origin_monkeypatch: DocsOrigin,
     make_source: MakeSource,

@@ -11,6 +11,8 @@ import functools
 import gzip
 import zlib
 
+import pytest
+
 MIB = 1024 * 1024
 _ZEROS = bytes(MIB)
 
@@ -45,3 +47,11 @@ def _compressed_zeros(decoded_size: int, wbits: int) -> bytes:
 def stacked_gzip_bomb(decoded_size: int) -> bytes:
     """`gzip_bomb(decoded_size)` gzipped again: for `Content-Encoding: gzip, gzip`."""
     return gzip.compress(gzip_bomb(decoded_size), compresslevel=9, mtime=0)
+
+
+# `(content_encoding, make_bomb)` for `pytest.mark.parametrize`: each test makes its bomb
+# when it runs, not when its module is collected (every test process collects every module).
+GZIP_BOMBS = [
+    pytest.param("gzip", gzip_bomb, id="gzip"),
+    pytest.param("gzip, gzip", stacked_gzip_bomb, id="gzip-gzip"),
+]
