@@ -80,7 +80,9 @@ def _test_tmpdir(memory: Path = MEMORY_TMP) -> Iterator[Path | None]:
     if not _memory_tmp_usable(memory):
         yield None
         return
-    made = Path(tempfile.mkdtemp(prefix="kinetis-tests-", dir=memory))
+    # A short name: the tests put Unix sockets (Redis's) under tmp_path, and a socket's
+    # path holds at most 107 bytes.
+    made = Path(tempfile.mkdtemp(prefix="kt-", dir=memory))
     try:
         yield made
     finally:
