@@ -41,10 +41,12 @@ WORKERS = os.environ.get("KINETIS_TEST_WORKERS", "4")
 # 3.11 run spent 130 of its 430 CPU-s in the kernel and took 238 s; with its temporary
 # files in memory, 48 and 152 s. So the tests' TMPDIR is a fresh directory under
 # /dev/shm when that is a tmpfs with room and allows executing (the tests run scripts and
-# environments they make there), removed when the session ends so no run leaves memory
-# held. `KINETIS_TEST_TMPDIR=<dir>` puts it where you say and keeps it.
+# environments they make there), removed when the session ends (or, for a session killed
+# outright, when the next one starts) so no run leaves memory held.
+# `KINETIS_TEST_TMPDIR=<dir>` puts it where you say and keeps it.
 MEMORY_TMP = Path("/dev/shm")
 MEMORY_TMP_NEEDED = 4 << 30
+MEMORY_TMP_PREFIX = "kinetis-tests-"
 
 
 @nox.session(python=FOUND or None)
@@ -78,14 +80,39 @@ def _test_tmpdir(memory: Path = MEMORY_TMP) -> Iterator[Path | None]:
         chosen.mkdir(parents=True, exist_ok=True)
         yield chosen.resolve()
         return
+    # First, so that what a killed session left does not count against the room.
+    _remove_left_by_killed_sessions(memory)
     if not _memory_tmp_usable(memory):
         yield None
         return
-    made = Path(tempfile.mkdtemp(prefix="kinetis-tests-", dir=memory))
+    made = Path(tempfile.mkdtemp(prefix=f"{MEMORY_TMP_PREFIX}{os.getpid()}-", dir=memory))
     try:
         yield made
     finally:
         _remove_tree(made)
+
+
+def _remove_left_by_killed_sessions(memory: Path) -> None:
+    """Remove the directories under `memory` of sessions that no longer run.
+
+    A session killed outright (SIGKILL, or SIGTERM, which Python does not turn into an
+    exception) never reaches its own removal; its directory names its process. Only this
+    user's directories are looked at.
+    """
+    for entry in memory.glob(f"{MEMORY_TMP_PREFIX}*-*"):
+        session = entry.name[len(MEMORY_TMP_PREFIX) :].partition("-")[0]
+        if session.isdigit() and entry.lstat().st_uid == os.getuid() and not _running(int(session)):
+            _remove_tree(entry)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process: running
+    return True
 
 
 def _memory_tmp_usable(path: Path) -> bool:

@@ -106,3 +106,24 @@ def test_without_a_usable_tmpfs_the_tests_keep_the_systems_temporary_directory(
     with noxfile._test_tmpdir(tmp_path) as made:
         assert made is None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_directory_of_a_session_killed_outright_is_removed_by_the_next_one(
+    mounts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KINETIS_TEST_TMPDIR", raising=False)
+    memory = mounts / "memory"
+    _mount(memory, f"{ROOM},mode=1777")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    killed = memory / f"{noxfile.MEMORY_TMP_PREFIX}{gone.pid}-abcd1234"
+    running = memory / f"{noxfile.MEMORY_TMP_PREFIX}{os.getpid()}-abcd1234"
+    for left in (killed, running):
+        (left / "pytest-of-someone").mkdir(parents=True)
+
+    with noxfile._test_tmpdir(memory) as made:
+        assert made is not None
+        assert not killed.exists()
+        assert running.is_dir()  # its session still runs
+
+    assert list(memory.iterdir()) == [running]
