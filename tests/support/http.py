@@ -23,10 +23,30 @@ from typing import Any
 
 import httpx
 
+from tests.support.processes import wait_for
+
 TIMEOUT = 30.0
 ROUTE = "/api/mcp"
 _SETTINGS = ("KINETIS_DOCS_", "MCP_BEARER_TOKEN", "MCP_ENABLED")
 _RUNNING = re.compile(r"Uvicorn running on http://(\S+):(\d+) ")
+
+
+# The kernel's TCP sockets; a listening one has state 0A and its port in hex after the
+# address (`0100007F:8F0B`).
+_LISTENING_TABLES = (Path("/proc/net/tcp"), Path("/proc/net/tcp6"))
+_LISTEN = "0A"
+
+
+def _listening(port: int) -> bool:
+    """Whether some socket of this machine listens on TCP `port`."""
+    wanted = f":{port:04X}"
+    for table in _LISTENING_TABLES:
+        with contextlib.suppress(OSError):
+            for line in table.read_text(encoding="ascii").splitlines()[1:]:
+                fields = line.split()
+                if fields[1].endswith(wanted) and fields[3] == _LISTEN:
+                    return True
+    return False
 
 
 def kinetis_docs() -> str:
@@ -138,6 +158,11 @@ class HttpServer:
         if found is None:
             self.stop()
             raise AssertionError(f"the server exited: {self.output}")
+        # Both lines come before the socket listens: the route binds it and uvicorn logs the
+        # address then, and "startup complete" ends the app's start, before uvicorn calls
+        # listen(). A connection in between is refused.
+        if _LISTENING_TABLES[0].exists():
+            wait_for(lambda: _listening(found), f"the server to listen on port {found}", TIMEOUT)
         return found
 
     def post(
