@@ -43,10 +43,16 @@ def mounts(tmp_path: Path) -> Iterator[Path]:
 ROOM = f"size={(noxfile.MEMORY_TMP_NEEDED >> 20) + 64}m"
 
 
-def test_a_tmpfs_with_room_that_allows_executing_is_used(mounts: Path) -> None:
+@pytest.fixture
+def memory(mounts: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A tmpfs the session would use, and no directory asked for instead."""
+    monkeypatch.delenv("KINETIS_TEST_TMPDIR", raising=False)
     _mount(mounts / "memory", f"{ROOM},mode=1777")
+    return mounts / "memory"
 
-    assert noxfile._memory_tmp_usable(mounts / "memory")
+
+def test_a_tmpfs_with_room_that_allows_executing_is_used(memory: Path) -> None:
+    assert noxfile._memory_tmp_usable(memory)
 
 
 @pytest.mark.parametrize(
@@ -68,11 +74,8 @@ def test_a_directory_that_is_not_a_tmpfs_mount_is_not_used(tmp_path: Path) -> No
 
 
 def test_the_directory_made_in_memory_is_removed_whatever_the_tests_left_in_it(
-    mounts: Path, monkeypatch: pytest.MonkeyPatch
+    memory: Path,
 ) -> None:
-    monkeypatch.delenv("KINETIS_TEST_TMPDIR", raising=False)
-    memory = mounts / "memory"
-    _mount(memory, f"{ROOM},mode=1777")
 
     with noxfile._test_tmpdir(memory) as made:
         assert made is not None
@@ -109,11 +112,8 @@ def test_without_a_usable_tmpfs_the_tests_keep_the_systems_temporary_directory(
 
 
 def test_the_directory_of_a_session_killed_outright_is_removed_by_the_next_one(
-    mounts: Path, monkeypatch: pytest.MonkeyPatch
+    memory: Path,
 ) -> None:
-    monkeypatch.delenv("KINETIS_TEST_TMPDIR", raising=False)
-    memory = mounts / "memory"
-    _mount(memory, f"{ROOM},mode=1777")
     gone = subprocess.Popen(["true"])
     gone.wait()
     killed = memory / f"{noxfile.MEMORY_TMP_PREFIX}{gone.pid}-abcd1234"
