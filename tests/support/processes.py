@@ -147,14 +147,17 @@ def _parent_of(entry: Path) -> int | None:
 
 
 def cpu_seconds(pid: int) -> float:
-    """The CPU time process `pid`'s live threads have used so far, to the nanosecond.
+    """The CPU time process `pid` has used so far, all its threads, to the nanosecond.
 
-    The scheduler's own count (`schedstat`), not `stat`'s clock ticks: a cost ratio
-    measured over a few requests needs more than ticks of 10 ms. A thread that has
-    exited no longer counts, so measure a process whose threads stay (a server's pool).
+    Read from the process's own CPU clock (what `clock_getcpuclockid` names), not summed
+    over `/proc/<pid>/task`: a thread that exits between two readings (a pool trimming
+    itself) would take its time out of the sum and make a cost negative, and `stat`'s
+    clock ticks of 10 ms are too coarse for a cost measured over a few requests.
     """
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            total += int((task / "schedstat").read_text(encoding="ascii").split()[0])
-    return total / 1e9
+    return time.clock_gettime(_process_cpu_clock(pid))
+
+
+def _process_cpu_clock(pid: int) -> int:
+    # Linux's MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED): the clock id glibc's
+    # clock_getcpuclockid returns, which Python's time module does not expose.
+    return (~pid << 3) | 2
