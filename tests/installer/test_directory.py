@@ -458,6 +458,8 @@ def test_an_install_whose_environments_only_the_owner_can_write_is_accepted(
         (".last-update-check", "directory", "a directory"),
         (".last-update-check", "symlink", "a symlink"),
         ("requirements.txt", "symlink", "a symlink"),
+        (".scratch", "file", "a regular file"),
+        (".scratch", "symlink", "a symlink"),
     ],
 )
 def test_an_entry_of_an_install_that_is_not_what_setup_writes_is_refused_untouched(

@@ -203,6 +203,7 @@ class Install:
         switch_to(self.layout, self.original)
         self.layout.previous.unlink(missing_ok=True)
         prune(self.layout)
+        shutil.rmtree(self.layout.scratch, ignore_errors=True)
         state = (self.layout.last_update_failure, self.layout.package_source)
         for planted in (self.layout.last_update_check, self.layout.lock, *state):
             if planted.is_dir() and not planted.is_symlink():
@@ -1114,6 +1115,44 @@ def test_an_updater_killed_mid_update_leaves_an_install_the_next_spawn_serves(  
         _finish(recovered)
         assert len(old_install.envs()) == 2
         assert read_last_check(layout.last_update_check) is not None
+
+
+def test_a_spawn_killed_mid_download_leaves_nothing_in_the_users_temporary_directory(  # noqa: PLR0917
+    old_install: Install,
+    index: LocalIndex,
+    index_environ: dict[str, str],
+    wheelhouse: Path,
+    spawns: Spawn,
+    tmp_path: Path,
+) -> None:
+    layout = old_install.layout
+    old_install.set_last_check(None)
+    users = tmp_path / "users-tmp"
+    users.mkdir()
+    environ = index_environ | {"TMPDIR": os.fspath(users)}
+    (wheel,) = wheelhouse.glob("kinetis_mcp_docs-1.0.1-*.whl")
+    download = index.hold(f"/files/{wheel.name}")
+    updater = spawns(layout, environ)
+    assert download.arrived.wait(timeout=WAIT)
+
+    # What pip and the check keep while they run is in the install directory.
+    assert layout.scratch.is_dir()
+    during = sorted(entry.name for entry in layout.scratch.iterdir())
+    assert any(name.startswith("pip-") for name in during), during
+    assert any(name.startswith("kinetis-update-") for name in during), during
+    updater.process.send_signal(signal.SIGKILL)
+    updater.process.wait(timeout=WAIT)
+    kill_processes_mentioning(os.fspath(layout.root), WAIT)
+    updater.kill()
+    assert list(users.iterdir()) == []
+    assert sorted(entry.name for entry in layout.scratch.iterdir()) == during
+
+    # The next update removes what the killed one left, and leaves nothing itself.
+    recovered = spawns(layout, environ)
+    _answers(recovered, "1.0.1")
+    _finish(recovered)
+    assert list(layout.scratch.iterdir()) == []
+    assert list(users.iterdir()) == []
 
 
 # --- pinned to its environment ------------------------------------------------------------------

@@ -11,6 +11,7 @@ One layout serves `setup` and the spawn-time updater, so that both agree on ever
     DIR/envs/<name>/          complete virtual environments, never modified once built
     DIR/current -> envs/<name>   the environment that serves; replaced by one rename
     DIR/previous -> envs/<name>  the one before it, kept for a rollback
+    DIR/.scratch/             pip's temporary files; emptied under the lock before each build
 
 The registered command runs `DIR/current/bin/python`, so switching `current` is the
 whole update and a spawn never sees a half-built environment. Directories are made
@@ -38,6 +39,7 @@ from .names import (
     PREVIOUS_NAME,
     REQUIREMENT,
     REQUIREMENTS_NAME,
+    SCRATCH_NAME,
     SERVER_MODULE,
     SOURCE_NAME,
     START_ARGUMENTS,
@@ -99,6 +101,10 @@ class InstallLayout:
     @property
     def previous(self) -> Path:
         return self.root / PREVIOUS_NAME
+
+    @property
+    def scratch(self) -> Path:
+        return self.root / SCRATCH_NAME
 
     @property
     def command(self) -> Path:

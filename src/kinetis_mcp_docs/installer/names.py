@@ -14,6 +14,7 @@ REQUIREMENTS_NAME = "requirements.txt"
 ENVS_NAME = "envs"
 CURRENT_NAME = "current"
 PREVIOUS_NAME = "previous"
+SCRATCH_NAME = ".scratch"
 
 REQUIREMENT = "kinetis-mcp-docs>=1.0,<2"
 DIR_ENVIRONMENT_VARIABLE = "KINETIS_MCP_DOCS_DIR"

@@ -47,6 +47,7 @@ from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.lock import LockBusy, update_lock
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
 from kinetis_mcp_docs.installer.install_dir.safety import check_install
+from kinetis_mcp_docs.installer.install_dir.scratch import emptied_scratch
 from kinetis_mcp_docs.installer.install_dir.throttle import (
     is_due,
     read_last_check,
@@ -218,6 +219,7 @@ def update(
     pip = PipRun(
         environ=None if source is None else source.pip_environment(os.environ),
         summarize=spawn is not None,
+        scratch=emptied_scratch(layout),
     )
     options = fail_fast(spawn) if spawn is not None else []
     say(f"Checking for a newer release of {REQUIREMENT}")

@@ -49,6 +49,7 @@ from kinetis_mcp_docs.installer.install_dir.lock import update_lock
 from kinetis_mcp_docs.installer.install_dir.ownership import absolute, resolve_directory
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
 from kinetis_mcp_docs.installer.install_dir.safety import inspect_directory
+from kinetis_mcp_docs.installer.install_dir.scratch import emptied_scratch
 from kinetis_mcp_docs.installer.install_dir.throttle import record_success
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.names import PAGES_ENVIRONMENT_VARIABLE
@@ -316,7 +317,7 @@ def installing(
             ["-r", os.fspath(layout.requirements)],
             deadline=deadline,
             compile_wait=COMPILE_TIMEOUT_SECONDS,
-            pip=PipRun(environ=environ),
+            pip=PipRun(environ=environ, scratch=emptied_scratch(layout)),
         ) as new:
             version = new.check(deadline=deadline)
             new.switch()

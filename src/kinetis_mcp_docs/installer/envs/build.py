@@ -82,7 +82,8 @@ def _create_and_install(
     create = [os.fspath(base), "-I", "-m", "venv", "--symlinks"]
     if own_pip:
         create.append("--without-pip")
-    _run_venv([*create, os.fspath(environment.path)], environment.path, deadline=deadline)
+    # ensurepip, when it runs, unpacks pip in the temporary directory pip's own runs use.
+    _run_venv([*create, os.fspath(environment.path)], environment.path, deadline=deadline, pip=pip)
     install = ["install", *requirement_args]
     target = environment.python
     what = f"install {DISTRIBUTION}"
@@ -102,10 +103,11 @@ def _create_and_install(
         run_pip(target, install, deadline=deadline, what=what, how=pip)
 
 
-def _run_venv(argv: list[str], env: Path, *, deadline: float | None) -> None:
+def _run_venv(argv: list[str], env: Path, *, deadline: float | None, pip: PipRun) -> None:
     run_bounded(
         argv,
         deadline=deadline,
+        env=pip.environment(),
         what=f"create a Python environment in {env}",
         name="venv",
         hint=(

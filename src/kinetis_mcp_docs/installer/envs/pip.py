@@ -14,6 +14,7 @@ import importlib.util
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from kinetis_mcp_docs.installer.children import run_bounded
 
@@ -26,10 +27,21 @@ class PipRun:
     recorded package source makes of it (`package_source.py`). `summarize` keeps pip's
     output out of stderr, a failure then carrying pip's own line of why: a client start
     writes its update's failure as one line into the client's log, not pip's screenful.
+    `scratch` is the temporary directory (`TMPDIR`) of pip and of the interpreters a build
+    starts: the install directory's own, which the next install or update empties, so
+    that a pip killed mid-download leaves nothing in the user's (`install_dir/scratch.py`).
     """
 
     environ: Mapping[str, str] | None = None
     summarize: bool = False
+    scratch: Path | None = None
+
+    def environment(self) -> Mapping[str, str]:
+        """The environment pip and the build's other children run in."""
+        environ = os.environ if self.environ is None else self.environ
+        if self.scratch is None:
+            return environ
+        return {**environ, "TMPDIR": os.fspath(self.scratch)}
 
 
 # What setup runs pip with: this process's environment, its output on stderr.
@@ -60,7 +72,7 @@ def run_pip(
         what=what,
         name="pip",
         hint=" (its output is above)",
-        env=how.environ,
+        env=how.environment(),
         summarize=how.summarize,
     )
 

@@ -36,7 +36,7 @@ def resolve(
     """
     requirements = environment.layout.requirements
     requirement = ["-r", os.fspath(requirements)] if requirements.is_file() else [REQUIREMENT]
-    with tempfile.TemporaryDirectory(prefix="kinetis-update-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="kinetis-update-", dir=pip.scratch) as scratch:
         report = Path(scratch, "report.json")
         run_pip(
             environment.python,

@@ -3,9 +3,10 @@
 `uninstall` runs this under the update lock, once the marker has proven the directory
 ours. An entry of the layout goes only when it is of the type setup writes: `current` and
 `previous` as links (the links themselves, never what they point at), the environments
-under `envs/` named as setup names them and held by no byte-compile, the small files, and
-the temporaries a killed write left beside them. The links go first, so that a client
-starting meanwhile fails at once instead of running a half-removed environment.
+under `envs/` named as setup names them and held by no byte-compile, the small files, the
+temporaries a killed write left beside them, and `.scratch` with what a killed pip left.
+The links go first, so that a client starting meanwhile fails at once instead of running
+a half-removed environment.
 
 Whatever remains — something a user put there, an entry of another type, an environment a
 byte-compile is still writing — keeps the directory with its marker and lock, and is
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kinetis_mcp_docs.installer.envs.built import discard_environments, named_as_built
+from kinetis_mcp_docs.installer.install_dir.scratch import discard_scratch
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.names import MARKER_NAME
 
@@ -40,6 +42,7 @@ def remove_install(layout: InstallLayout) -> list[str]:
         _remove(link, stat.S_ISLNK)
     discard_environments(layout)
     _remove(layout.envs, stat.S_ISDIR)  # only once empty
+    discard_scratch(layout)
     state = (
         layout.last_update_check,
         layout.last_update_failure,

@@ -36,6 +36,7 @@ from kinetis_mcp_docs.installer.names import (
     LOCK_NAME,
     PREVIOUS_NAME,
     REQUIREMENTS_NAME,
+    SCRATCH_NAME,
     SOURCE_NAME,
 )
 
@@ -50,6 +51,7 @@ _ENTRIES: list[tuple[str, Callable[[int], bool], str]] = [
     (LAST_FAILURE_NAME, stat.S_ISREG, "the time of its last failed update (a regular file)"),
     (REQUIREMENTS_NAME, stat.S_ISREG, "the requirement it installs (a regular file)"),
     (SOURCE_NAME, stat.S_ISREG, "where it installs from (a regular file)"),
+    (SCRATCH_NAME, stat.S_ISDIR, "its installs' temporary files (a directory)"),
 ]
 
 

@@ -1,0 +1,54 @@
+"""The install directory's own temporary directory, for pip and the update.
+
+pip unpacks downloads and builds in temporary directories that it removes when it ends,
+but a client start's update is killed when its deadline passes, and a client may kill a
+start mid-update: each such pip left its partial download and build directories, and
+the update its own, in the user's temporary directory, where nothing ever removed them.
+So the children of an install or update keep their temporary files in `DIR/.scratch`
+(`TMPDIR`), which each install or update empties first, under the update lock: what a
+killed one left is removed by the next, and uninstall removes the directory with it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from pathlib import Path
+
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.layout import InstallLayout
+
+# Only this user reads what pip unpacks (a private index's packages among it).
+SCRATCH_MODE = 0o700
+
+
+def emptied_scratch(layout: InstallLayout) -> Path:
+    """`layout.scratch`, empty, what an earlier install or update left in it removed.
+
+    Must run under the update lock: no other install or update is then using it.
+    """
+    discard_scratch(layout)
+    try:
+        layout.scratch.mkdir(mode=SCRATCH_MODE)
+    except OSError as error:
+        raise InstallerError(
+            f"Could not create {layout.scratch} ({error.strerror or error})."
+        ) from error
+    return layout.scratch
+
+
+def discard_scratch(layout: InstallLayout) -> None:
+    """Remove `layout.scratch` and everything in it; a link there goes, not its target."""
+    path = layout.scratch
+    try:
+        mode = path.lstat().st_mode
+        if not stat.S_ISDIR(mode):
+            path.unlink()
+            return
+        shutil.rmtree(path)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise InstallerError(
+            f"Could not empty {path} ({error.strerror or error}); remove it and try again."
+        ) from error
