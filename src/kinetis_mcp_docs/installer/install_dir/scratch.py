@@ -2,11 +2,11 @@
 
 pip unpacks downloads and builds in temporary directories that it removes when it ends,
 but a client start's update is killed when its deadline passes, and a client may kill a
-start mid-update: each such pip left its partial download and build directories, and
-the update its own, in the user's temporary directory, where nothing ever removed them.
-So the children of an install or update keep their temporary files in `DIR/.scratch`
-(`TMPDIR`), which each install or update empties first, under the update lock: what a
-killed one left is removed by the next, and uninstall removes the directory with it.
+start mid-update: such a pip leaves its partial download and build directories, and the
+update its own, wherever `TMPDIR` points, and nothing would ever remove them from the
+user's. So the children of an install or update keep their temporary files in
+`DIR/.scratch`, which each install or update empties first, under the update lock: what
+a killed one left is removed by the next, and uninstall removes the directory with it.
 """
 
 from __future__ import annotations
