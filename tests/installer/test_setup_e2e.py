@@ -779,3 +779,26 @@ def test_setup_refuses_a_release_that_misbehaves_where_a_spawn_runs_before_switc
     assert machine.current() == serving
     assert environments(machine.install) == [serving]
     assert machine.claude.registrations() == registered
+
+
+def test_setup_again_replaces_an_install_whose_python_was_removed(installed: Machine) -> None:
+    # A Python upgrade (Homebrew's, pyenv's, a distribution's) removes the interpreter the
+    # environments were made from: their interpreter links dangle, and the registered
+    # command cannot even start (docs/troubleshooting.md, "After a Python upgrade").
+    environment = (installed.install / "current").resolve()
+    (interpreter,) = [
+        entry
+        for entry in (environment / "bin").iterdir()
+        if entry.is_symlink() and entry.readlink().is_absolute()
+    ]
+    interpreter.unlink()
+    interpreter.symlink_to(installed.home / "removed-python" / "bin" / interpreter.name)
+    with pytest.raises(FileNotFoundError):
+        subprocess.run(installed.registered_argv(), stdin=subprocess.DEVNULL, check=False)
+
+    again = installed.setup()
+
+    assert again.returncode == 0, again.stderr
+    assert installed.current() != environment.name
+    assert (installed.install / "previous").readlink().name == environment.name
+    assert assert_answers_four_messages(installed.registered_argv(), installed.env) == "1.0.1"
