@@ -1071,6 +1071,15 @@ def _stop_when_built(install: Install, index: LocalIndex, updater: ServerProcess
     wait_for(built, "the build to finish", WAIT)
 
 
+def _kill_mid_update(updater: ServerProcess, layout: InstallLayout) -> None:
+    """SIGKILL a spawn while it updates, and what it started: pip runs in a session of its
+    own, and must not race the next spawn."""
+    updater.process.send_signal(signal.SIGKILL)
+    updater.process.wait(timeout=WAIT)
+    kill_processes_mentioning(os.fspath(layout.root), WAIT)
+    updater.kill()
+
+
 @pytest.mark.parametrize("point", ["resolving", "building", "built", "switching"])
 def test_an_updater_killed_mid_update_leaves_an_install_the_next_spawn_serves(  # noqa: PLR0917
     old_install: Install,
@@ -1094,11 +1103,7 @@ def test_an_updater_killed_mid_update_leaves_an_install_the_next_spawn_serves(  
         assert len(old_install.envs()) == 2  # complete, unchecked, not switched
     else:
         wait_for(lambda: current_environment(layout) != old_install.original, "the switch", WAIT)
-    updater.process.send_signal(signal.SIGKILL)
-    updater.process.wait(timeout=WAIT)
-    # What it started (pip in a session of its own) must not race the next spawn.
-    kill_processes_mentioning(os.fspath(layout.root), WAIT)
-    updater.kill()
+    _kill_mid_update(updater, layout)
     assert_only_frames(updater.lines)
 
     # The next spawn cannot reach an index: it serves whatever the kill left installed.
@@ -1140,10 +1145,7 @@ def test_a_spawn_killed_mid_download_leaves_nothing_in_the_users_temporary_direc
     during = sorted(entry.name for entry in layout.scratch.iterdir())
     assert any(name.startswith("pip-") for name in during), during
     assert any(name.startswith("kinetis-update-") for name in during), during
-    updater.process.send_signal(signal.SIGKILL)
-    updater.process.wait(timeout=WAIT)
-    kill_processes_mentioning(os.fspath(layout.root), WAIT)
-    updater.kill()
+    _kill_mid_update(updater, layout)
     assert list(users.iterdir()) == []
     assert sorted(entry.name for entry in layout.scratch.iterdir()) == during
 
