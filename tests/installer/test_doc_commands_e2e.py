@@ -61,6 +61,8 @@ NOT_RUN: dict[str, str] = {
     "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]'": _FROM_CLONE,
     "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && "
     ".venv/bin/nox -s setup_from_source": _FROM_CLONE,
+    "rm -rf .venv && python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && "
+    ".venv/bin/nox -s setup_from_source": _FROM_CLONE,
     ".venv/bin/nox -s setup_from_source": _FROM_CLONE,
     ".venv/bin/nox -s setup_from_source -- codex": _FROM_CLONE,
     ".venv/bin/nox -s setup_from_source -- --live": _FROM_CLONE,
@@ -130,6 +132,7 @@ STEPS: list[tuple[str, list[str]]] = [
         [f"KINETIS_MCP_DOCS_PAGES=~/src/kinetis/docs {OWN} setup"],
     ),
     ("status", [f"{OWN} status"]),
+    ("after a Python upgrade", ["ls -l ~/.kinetis-mcp-docs/current/bin/python3.*"]),
     (
         "the clients' read-back",
         ["claude mcp get kinetis-docs", "codex mcp get kinetis-docs --json"],
