@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tests.support.http import HttpServer, clean_environ, serve_http_argv, tool_text
-from tests.support.processes import peak_rss_kib
+from tests.support.processes import cpu_seconds, peak_rss_kib
 
 from benchmarks import http_tree
 from benchmarks.http_load import Load, load, request_bytes
@@ -64,12 +64,6 @@ def _request(port: int, method: str, params: Mapping[str, object], name: str | N
     if name is not None:
         headers["Mcp-Name"] = name
     return request_bytes(port, "/api/mcp", body, headers)
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User and system CPU time the process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_kib(pid: int) -> int:
@@ -131,14 +125,14 @@ def http_route(bench: Bench) -> list[Row]:
                 for name, server in servers.items():
                     request = _request(server.port, method, params, tool)
                     load(server.port, request, connections=CONNECTIONS, per_connection=2)  # warm
-                    cpu = _cpu_seconds(server.process.pid)
+                    cpu = cpu_seconds(server.process.pid)
                     found = load(
                         server.port,
                         request,
                         connections=CONNECTIONS,
                         per_connection=per_connection[figure],
                     )
-                    used = _cpu_seconds(server.process.pid) - cpu
+                    used = cpu_seconds(server.process.pid) - cpu
                     loads[name].setdefault(figure, []).append(found)
                     cpu_per_request.setdefault((name, figure), []).append(used / found.requests)
     finally:

@@ -76,7 +76,6 @@ def test_a_directory_that_is_not_a_tmpfs_mount_is_not_used(tmp_path: Path) -> No
 def test_the_directory_made_in_memory_is_removed_whatever_the_tests_left_in_it(
     memory: Path,
 ) -> None:
-
     with noxfile._test_tmpdir(memory) as made:
         assert made is not None
         assert made.parent == memory
