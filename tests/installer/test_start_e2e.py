@@ -54,6 +54,7 @@ from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, Insta
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.conftest import MISBEHAVING_RELEASES, PlantedWheelhouse
 from tests.server.test_standard_streams_e2e import assert_refused_for_a_closed_stdout, with_closed
+from tests.support.imports import imported_modules
 from tests.support.origin import DocsOrigin
 from tests.support.processes import (
     PROC_AVAILABLE,
@@ -476,19 +477,10 @@ def test_a_spawn_within_the_window_imports_only_what_answering_needs(
 
     # Every module imported once `-m` hands over to our code: what runpy and site import
     # before it is the interpreter's cost, paid by any Python program started this way.
-    imported = _imported(server)
+    imported = imported_modules(server.stderr)
     ours = imported[imported.index("kinetis_mcp_docs") :]
     assert "kinetis_mcp_docs.server.stdio" in ours
     assert set(ours) & HEAVY_MODULES == set()
-
-
-def _imported(process: ServerProcess) -> list[str]:
-    """The modules a process started with `-X importtime` imported, in order."""
-    return [
-        line.rsplit("|", 1)[1].strip()
-        for line in process.stderr.splitlines()
-        if line.startswith("import time:") and line.count("|") == 2
-    ]
 
 
 def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
@@ -749,7 +741,8 @@ def test_the_updates_check_imports_every_module_of_the_package_a_due_spawn_impor
 
 def _package_imports(process: ServerProcess) -> set[str]:
     """The modules of this package a process started with `-X importtime` imported."""
-    return {name for name in _imported(process) if name.split(".")[0] == "kinetis_mcp_docs"}
+    imported = imported_modules(process.stderr)
+    return {name for name in imported if name.split(".")[0] == "kinetis_mcp_docs"}
 
 
 @pytest.mark.parametrize("planted", ["dangling-lock-link", "lock-link-to-a-file"])
