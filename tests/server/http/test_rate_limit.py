@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import httpx
 
 from tests.server.http.conftest import StartHttp
 from tests.support.http import HttpServer
+from tests.support.imports import PROFILE_IMPORTS, imported_modules
 from tests.support.redis import running_redis
 
 LIMIT = 60
@@ -137,6 +139,24 @@ def test_two_instances_sharing_redis_share_one_budget_per_key(
         assert _limited(two.rpc("ping"))
         alone = start_http("--docs-dir", str(docs_tree))  # in memory: its own count
         assert alone.rpc("ping").status_code == 200
+
+
+def test_only_a_route_sharing_its_count_through_redis_loads_the_library_that_counts_there(
+    start_http: StartHttp, docs_tree: Path, tmp_path: Path
+) -> None:
+    # `limits` (with deprecated and wrapt) was a third of a route's start-up imports.
+    profiled = {**os.environ, **PROFILE_IMPORTS}
+    alone = start_http("--docs-dir", str(docs_tree), env=profiled)
+    with running_redis(tmp_path / "redis") as storage:
+        shared = start_http(
+            "--docs-dir", str(docs_tree), "--rate-limit-storage", storage, env=profiled
+        )
+        for server in (alone, shared):
+            _spend(server, 2)
+            assert server.stop() == 0
+    assert "limits" not in imported_modules(alone.output)
+    assert "limits" in imported_modules(shared.output)
+    assert "kinetis_mcp_docs.server.http.shared_limit" in imported_modules(shared.output)
 
 
 def test_x_forwarded_for_on_two_lines_is_one_list_in_order(

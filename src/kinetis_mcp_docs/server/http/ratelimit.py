@@ -3,8 +3,8 @@
 In memory (`memory://`), each instance counts on its own, in `counter`'s table, whose cost
 and size do not grow with the number of clients. With a `redis://` storage every instance
 that names the same Redis shares one count per key, counted by the `limits` library's
-sliding-window counter; the memory counter does the same arithmetic. `keys` says what a
-key is.
+sliding-window counter (`shared_limit`, imported only then); the memory counter does the
+same arithmetic. `keys` says what a key is.
 
 A storage that cannot be reached fails open: the request is served without the limit, and
 the storage is not asked again for `STORAGE_RETRY_SECONDS`, so an outage costs at most one
@@ -20,24 +20,16 @@ import math
 import sys
 import time
 
-from limits import RateLimitItemPerMinute
-from limits.aio.storage import Storage
-from limits.aio.strategies import SlidingWindowCounterRateLimiter
-from limits.errors import StorageError
-from limits.storage import storage_from_string
-
 from .counter import MAX_KEYS, SlidingWindowCounter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .shared_limit import SharedCount
+
 STORAGE_RETRY_SECONDS = 5.0
 REPORT_EVERY_SECONDS = 60.0
-# Bounds on one Redis connection attempt and one command, unless the URI sets its own
-# (`?socket_timeout=...`): without them an unreachable host holds a request for minutes.
-REDIS_TIMEOUTS = {"socket_connect_timeout": 1.0, "socket_timeout": 1.0}
-_NAMESPACE = "kinetis-docs"
 
 
 class RateLimit:
@@ -73,18 +65,15 @@ class RateLimit:
         self._last_contact = -math.inf
         self._checking: asyncio.Task[None] | None = None
         self._memory: SlidingWindowCounter | None = None
+        self._shared: SharedCount | None = None
         if storage_uri.startswith("memory"):
             self._memory = SlidingWindowCounter(per_minute, max_keys=max_keys, clock=clock)
             return
-        # redis-py's asyncio client: the one Redis client the extra brings; wrap_exceptions:
-        # every failure of the storage arrives as one `StorageError`.
-        storage = storage_from_string(
-            f"async+{storage_uri}", wrap_exceptions=True, implementation="redispy", **REDIS_TIMEOUTS
+        from .shared_limit import SharedCount  # noqa: PLC0415 - only a shared count needs it
+
+        self._shared = SharedCount(
+            per_minute, storage_uri, answered=self._answered, unreachable=self._unreachable
         )
-        assert isinstance(storage, Storage)  # noqa: S101 - an async+ scheme gives an async one
-        self._storage = storage
-        self._limiter = SlidingWindowCounterRateLimiter(storage)
-        self._item = RateLimitItemPerMinute(per_minute)
 
     @property
     def memory(self) -> SlidingWindowCounter | None:
@@ -96,19 +85,9 @@ class RateLimit:
         """0 when this request is allowed (and counted), else seconds until one will be."""
         if self._memory is not None:
             return self._memory.hit(key)
-        now = time.monotonic()
-        if now < self._asked_again_at:
+        if self._shared is None or time.monotonic() < self._asked_again_at:
             return 0
-        try:
-            if await self._limiter.hit(self._item, _NAMESPACE, key):
-                self._answered()
-                return 0
-            stats = await self._limiter.get_window_stats(self._item, _NAMESPACE, key)
-        except StorageError as error:
-            self._unreachable(error.storage_error)
-            return 0
-        self._answered()
-        return max(1, math.ceil(stats.reset_time - time.time()))
+        return await self._shared.retry_after(key)
 
     def storage_problem(self) -> str | None:
         """Why the shared storage could not be reached at its last call, or None when it
@@ -127,20 +106,15 @@ class RateLimit:
         """Ask the shared storage whether it answers, without waiting for it, unless it was
         asked within `STORAGE_RETRY_SECONDS`: what readiness reports is then at most that
         old, even when no request has needed the storage."""
-        if self._memory is not None or self._checking is not None:
+        if self._shared is None or self._checking is not None:
             return
         if time.monotonic() - self._last_contact < STORAGE_RETRY_SECONDS:
             return
-        self._checking = asyncio.get_running_loop().create_task(self._check())
+        self._checking = asyncio.get_running_loop().create_task(self._check(self._shared))
 
-    async def _check(self) -> None:
+    async def _check(self, shared: SharedCount) -> None:
         try:
-            if await self._storage.check():
-                self._answered()
-            else:
-                self._unreachable(ConnectionError("the storage did not answer PING"))
-        except Exception as error:  # noqa: BLE001 - any failure of the check is an outage
-            self._unreachable(getattr(error, "storage_error", error))
+            await shared.check()
         finally:
             self._checking = None
 
