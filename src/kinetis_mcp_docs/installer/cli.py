@@ -375,14 +375,20 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
         from kinetis_mcp_docs.server.stdio import main as serve_main  # noqa: PLC0415
 
         sys.exit(serve_main(["--docs-dir", docs_dir] if docs_dir else []))
+    missing: str | None
     try:
+        from kinetis_mcp_docs.server.http.serve import missing_extra  # noqa: PLC0415
         from kinetis_mcp_docs.server.http.serve import serve as serve_http  # noqa: PLC0415
     except ImportError as error:
+        missing = error.name or "a module of it"
+    else:
+        missing = missing_extra()
+    if missing is not None:
         # The package is not on PyPI yet, and an install's own environment is rebuilt by
         # every update: name what works, an environment of its own made from a clone.
         click.echo(
             f"kinetis-docs: serve --http needs the http extra, which this environment lacks "
-            f"({error.name} is missing). From a clone of kinetis-mcp-docs, install it into an "
+            f"({missing} is missing). From a clone of kinetis-mcp-docs, install it into an "
             f"environment of its own with `{HTTP_EXTRA_FROM_CLONE}`, run in the clone, then "
             "run `.venv/bin/kinetis-docs serve --http` there.",
             err=True,

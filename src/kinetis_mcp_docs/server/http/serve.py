@@ -32,6 +32,16 @@ H11_PROTOCOL = "kinetis_mcp_docs.server.http.connection_h11:BoundedH11Protocol"
 ROUTE = "/api/mcp"
 PRIVATE = "KINETIS_DOCS_PRIVATE"
 LOOPBACK_HOSTNAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+# The modules of the http extra that the route imports, some only when an option asks for
+# one (Redis, the metrics, a ranking): without the extra, `serve --http` must say so at
+# once, in one line, rather than in a traceback when a module is first needed. httptools
+# and uvloop are left out: uvicorn does without them.
+EXTRA_MODULES = ("uvicorn", "limits", "redis", "prometheus_client", "tantivy", "zstandard")
+
+
+def missing_extra() -> str | None:
+    """The first module of the http extra this environment cannot import, or None."""
+    return next((name for name in EXTRA_MODULES if importlib.util.find_spec(name) is None), None)
 
 
 def beyond_loopback(host: str) -> bool:
