@@ -1,9 +1,10 @@
-"""Fixtures shared by the installer tests: one wheelhouse per session, a user's machine,
+"""Fixtures shared by the installer tests: one wheelhouse per test run, a user's machine,
 and a machine on which setup already ran, for the tests that need an install only as a
 precondition."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ import pytest
 
 from tests.installer.machine import Machine, machine_at, machine_in
 from tests.support.origin import DocsOrigin
+from tests.support.per_run import made_once_per_run
 from tests.support.processes import kill_processes_mentioning
 from tests.support.wheelhouse import build_project_wheel, make_wheelhouse, wheelhouse_pip_env
 
@@ -65,7 +67,12 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Co
     # No cache provider (`-p no:cacheprovider`) means downloading once per session.
     cache_provider = getattr(pytestconfig, "cache", None)
     cache = cache_provider.mkdir("kinetis-dependency-wheels") if cache_provider else None
-    return make_wheelhouse(tmp_path_factory, WHEELHOUSE_VERSIONS, cache_dir=cache)
+    # Three wheel builds: once per run, not once per test process.
+    return made_once_per_run(
+        tmp_path_factory,
+        "wheelhouse",
+        lambda: make_wheelhouse(tmp_path_factory, WHEELHOUSE_VERSIONS, cache_dir=cache),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -77,14 +84,20 @@ def planted_wheelhouse(
     imported. Each is built once per session."""
     built: dict[tuple[str, str], Path] = {}
 
+    def make(module: str, code: str) -> Path:
+        house = tmp_path_factory.mktemp("planted-wheelhouse")
+        for wheel in wheelhouse.glob("*.whl"):
+            (house / wheel.name).symlink_to(wheel)
+        work = tmp_path_factory.mktemp("planted-build")
+        build_project_wheel(PLANTED_VERSION, house, work=work, at_import=code, module=module)
+        return house
+
     def planted(module: str, code: str) -> Path:
         if (module, code) not in built:
-            house = tmp_path_factory.mktemp("planted-wheelhouse")
-            for wheel in wheelhouse.glob("*.whl"):
-                (house / wheel.name).symlink_to(wheel)
-            work = tmp_path_factory.mktemp("planted-build")
-            build_project_wheel(PLANTED_VERSION, house, work=work, at_import=code, module=module)
-            built[module, code] = house
+            name = "planted-" + hashlib.sha256(f"{module}\0{code}".encode()).hexdigest()[:16]
+            built[module, code] = made_once_per_run(
+                tmp_path_factory, name, lambda: make(module, code)
+            )
         return built[module, code]
 
     return planted
