@@ -69,7 +69,7 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Co
     cache = cache_provider.mkdir("kinetis-dependency-wheels") if cache_provider else None
     # Three wheel builds: once per run, not once per test process.
     return made_once_per_run(
-        tmp_path_factory,
+        tmp_path_factory.getbasetemp(),
         "wheelhouse",
         lambda: make_wheelhouse(tmp_path_factory, WHEELHOUSE_VERSIONS, cache_dir=cache),
     )
@@ -96,7 +96,7 @@ def planted_wheelhouse(
         if (module, code) not in built:
             name = "planted-" + hashlib.sha256(f"{module}\0{code}".encode()).hexdigest()[:16]
             built[module, code] = made_once_per_run(
-                tmp_path_factory, name, lambda: make(module, code)
+                tmp_path_factory.getbasetemp(), name, lambda: make(module, code)
             )
         return built[module, code]
 

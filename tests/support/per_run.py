@@ -13,19 +13,19 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from filelock import FileLock
 
 
-def made_once_per_run(factory: pytest.TempPathFactory, name: str, make: Callable[[], Path]) -> Path:
+def made_once_per_run(base: Path, name: str, make: Callable[[], Path]) -> Path:
     """The directory `make()` makes, made by one test process of this run for all of them.
 
-    `make` makes it anywhere on the file system of the base temporary directory; it is
-    moved, whole, to where the others find it, so none ever sees it half made.
+    `base` is this process's base temporary directory (`tmp_path_factory.getbasetemp()`).
+    `make` makes the directory anywhere on its file system; it is moved, whole, to where
+    the others find it, so none ever sees it half made.
     """
     if "PYTEST_XDIST_WORKER" not in os.environ:
         return make()
-    shared = factory.getbasetemp().parent / name
+    shared = base.parent / name
     with FileLock(f"{shared}.lock"):
         if not shared.is_dir():
             make().replace(shared)
