@@ -81,7 +81,7 @@ def planted_wheelhouse(
 ) -> PlantedWheelhouse:
     """The session's wheelhouse plus a 1.0.2 with `code` appended to `module` (say
     `installer/names.py`): the newest release, one that misbehaves when that module is
-    imported. Each is built once per session."""
+    imported. Each is built once per test run."""
     built: dict[tuple[str, str], Path] = {}
 
     def make(module: str, code: str) -> Path:
