@@ -45,6 +45,7 @@ from kinetis_mcp_docs.installer.envs.links import (
 from kinetis_mcp_docs.installer.envs.metadata import canonical_name, environment_version
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
+from kinetis_mcp_docs.installer.install_dir.scratch import discard_scratch
 from kinetis_mcp_docs.installer.install_dir.throttle import (
     read_failure,
     read_last_check,
@@ -204,7 +205,7 @@ class Install:
         switch_to(self.layout, self.original)
         self.layout.previous.unlink(missing_ok=True)
         prune(self.layout)
-        shutil.rmtree(self.layout.scratch, ignore_errors=True)
+        discard_scratch(self.layout)
         state = (self.layout.last_update_failure, self.layout.package_source)
         for planted in (self.layout.last_update_check, self.layout.lock, *state):
             if planted.is_dir() and not planted.is_symlink():
