@@ -1,6 +1,7 @@
-"""How a request head's reads are counted: the route's protocol on a real socket, its reads
+"""How a request's reads are counted: the route's protocol on a real socket, its reads
 handed to it one by one, since over TCP the kernel joins a client's small writes as it
-likes and no client can make the server read them one at a time."""
+likes and no client can make the server read them one at a time. A chunked body's chunks
+count as reads do, and a body the answer did not wait for is not read at all."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from uvicorn.server import ServerState
 
 from kinetis_mcp_docs.server.http.connection import BoundedHttpToolsProtocol
 from kinetis_mcp_docs.server.http.connection_h11 import BoundedH11Protocol
-from kinetis_mcp_docs.server.http.connections import FREE_READS
+from kinetis_mcp_docs.server.http.connections import FREE_READS, LINGER_BYTES
 from tests.support.http import TIMEOUT, request_head, status_of
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
@@ -32,11 +33,26 @@ async def _ok(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-def _answer_to_reads(protocol_class: Bounded, reads: list[bytes]) -> bytes:
+async def _refuse_at_once(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """An application that answers before reading the body, as the route answers a request
+    it refuses (401, 405, 413, 429)."""
+    assert scope["type"] == "http"
+    headers = [(b"content-length", b"2")]
+    await send({"type": "http.response.start", "status": 405, "headers": headers})
+    await send({"type": "http.response.body", "body": b"no"})
+
+
+def _chunked(body: bytes, size: int) -> bytes:
+    """`body` in chunks of `size` bytes, and the last chunk."""
+    chunks = [body[start : start + size] for start in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks) + b"0\r\n\r\n"
+
+
+def _answer_to_reads(protocol_class: Bounded, reads: list[bytes], app: Any = _ok) -> bytes:
     """What the protocol answers to a connection whose data arrives in `reads`."""
 
     async def run() -> bytes:
-        config = uvicorn.Config(_ok, log_config=None, lifespan="off")
+        config = uvicorn.Config(app, log_config=None, lifespan="off")
         config.load()
         ours, theirs = socket.socketpair()
         theirs.setblocking(False)
@@ -101,3 +117,93 @@ def test_a_body_in_pieces_of_one_segment_is_read(protocol: Bounded) -> None:
     body = b" " * 200_000 + PING
     pieces = [body[start : start + 1400] for start in range(0, len(body), 1400)]
     assert status_of(_answer_to_reads(protocol, [request_head(length=len(body)), *pieces])) == 200
+
+
+@PROTOCOLS
+def test_a_chunked_body_in_one_byte_chunks_is_400_though_it_comes_in_one_read(
+    protocol: Bounded,
+) -> None:
+    # Each chunk costs the parser a call into Python, as each read does: a megabyte of
+    # one-byte chunks in a few reads cost a worker a second before chunks were counted.
+    head = request_head("Transfer-Encoding: chunked")
+    answer = _answer_to_reads(protocol, [head + _chunked(b" " * 1000 + PING, 1)])
+    assert status_of(answer) == 400
+    assert answer.endswith(b'{"error":"Request body sent in too many pieces"}')
+
+
+@PROTOCOLS
+def test_a_chunked_body_in_chunks_of_one_segment_is_read(protocol: Bounded) -> None:
+    head = request_head("Transfer-Encoding: chunked")
+    body = _chunked(b" " * 200_000 + PING, 1400)
+    reads = [head, *[body[start : start + 65536] for start in range(0, len(body), 65536)]]
+    assert status_of(_answer_to_reads(protocol, reads)) == 200
+
+
+@PROTOCOLS
+@pytest.mark.parametrize("chunk", [1, 65536], ids=["crumbs", "whole chunks"])
+def test_of_a_body_the_answer_did_not_wait_for_at_most_linger_bytes_more_are_read(
+    protocol: Bounded, chunk: int
+) -> None:
+    head = request_head("Transfer-Encoding: chunked")
+    rest = _chunked(b"a" * max(LINGER_BYTES // 8, 64 * chunk), chunk)[:-5]  # never finished
+
+    async def run() -> tuple[bytes, int]:
+        config = uvicorn.Config(_refuse_at_once, log_config=None, lifespan="off")
+        config.load()
+        ours, theirs = socket.socketpair()
+        theirs.setblocking(False)
+        loop = asyncio.get_running_loop()
+        transport, bounded = await loop.connect_accepted_socket(
+            lambda: protocol(config, ServerState(), {}), ours
+        )
+        try:
+            bounded.data_received(head + _chunked(b"a" * 1000, 1000)[:-5])
+            answer = b""
+            while not answer.endswith(b"no"):
+                answer += await loop.sock_recv(theirs, 65536)
+            sent = 0
+            while sent <= 8 * LINGER_BYTES and not transport.is_closing():
+                bounded.data_received(rest)
+                sent += len(rest)
+            return answer, sent
+        finally:
+            transport.close()
+            theirs.close()
+
+    answer, sent = asyncio.run(asyncio.wait_for(run(), TIMEOUT))
+    assert status_of(answer) == 405
+    # It once read on for as long as the body timeout allowed.
+    assert sent <= LINGER_BYTES + len(rest)
+
+
+@PROTOCOLS
+def test_a_body_the_answer_did_not_wait_for_that_ends_leaves_the_connection_open(
+    protocol: Bounded,
+) -> None:
+    body = b" " * 100_000
+
+    async def run() -> bytes:
+        config = uvicorn.Config(_refuse_at_once, log_config=None, lifespan="off")
+        config.load()
+        ours, theirs = socket.socketpair()
+        theirs.setblocking(False)
+        loop = asyncio.get_running_loop()
+        transport, bounded = await loop.connect_accepted_socket(
+            lambda: protocol(config, ServerState(), {}), ours
+        )
+        try:
+            bounded.data_received(request_head(length=len(body)) + body[:1000])
+            answers = b""
+            while answers.count(b"no") < 1:
+                answers += await loop.sock_recv(theirs, 65536)
+            bounded.data_received(body[1000:])  # the body's end, after its answer
+            bounded.data_received(request_head(length=len(PING)) + PING)  # the next request
+            while answers.count(b"no") < 2:
+                answers += await loop.sock_recv(theirs, 65536)
+            return answers
+        finally:
+            transport.close()
+            theirs.close()
+
+    answers = asyncio.run(asyncio.wait_for(run(), TIMEOUT))
+    assert answers.count(b"405 Method Not Allowed") == 2

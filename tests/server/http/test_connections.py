@@ -122,6 +122,52 @@ def test_a_head_of_megabytes_costs_a_small_multiple_of_an_ordinary_request(
     assert huge_cpu < 20 * ordinary_cpu, (huge_cpu, ordinary_cpu)
 
 
+def _one_byte_chunks(body: bytes) -> bytes:
+    return b"".join(b"1\r\n%s\r\n" % body[at : at + 1] for at in range(len(body))) + b"0\r\n\r\n"
+
+
+def test_a_body_in_one_byte_chunks_costs_a_small_multiple_of_an_ordinary_request(
+    tree_server: HttpServer,
+) -> None:
+    ordinary = [request_head("Connection: close", length=len(PING)) + PING]
+    # Once read whole, 2 MiB in one-byte chunks (12 MB sent) cost the worker 0.33 s.
+    body = _one_byte_chunks(PING.ljust(2 * 1024 * 1024 - 1))
+    crumbs = [body[at : at + 65536] for at in range(0, len(body), 65536)]
+    huge = [request_head("Transfer-Encoding: chunked", "Connection: close"), *crumbs]
+    _cpu_per_exchange(tree_server, ordinary, 5)  # warm
+    ordinary_cpu = _cpu_per_exchange(tree_server, ordinary, 50)
+    huge_cpu = _cpu_per_exchange(tree_server, huge, 5)
+    assert huge_cpu < 20 * ordinary_cpu, (huge_cpu, ordinary_cpu)
+    answer = _exchange(tree_server, huge)
+    assert status_of(answer) == 400
+    assert _json_error(answer) == "Request body sent in too many pieces"
+
+
+def test_the_rest_of_a_body_the_answer_did_not_wait_for_is_not_read(
+    tree_server: HttpServer,
+) -> None:
+    # A probe answers a POST 405 without reading its body; the connection once went on
+    # parsing whatever followed, one-byte chunks at a core's worth of CPU, until the body
+    # timeout. Now it closes as after a refusal, having dropped at most a megabyte or so.
+    head = b"POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    crumbs = b"1\r\na\r\n" * 10_000
+    with _connect(tree_server) as connection:
+        connection.sendall(head + b"1\r\na\r\n")
+        answer = b""
+        while not answer.endswith(b"}"):  # the whole answer, its JSON body last
+            read = connection.recv(65536)
+            assert read, answer
+            answer += read
+        sent = 0
+        with contextlib.suppress(OSError):  # the server's reset, once it stops listening
+            while sent < 64 * 1024 * 1024:
+                connection.sendall(crumbs)
+                sent += len(crumbs)
+    assert status_of(answer) == 405, answer[:200]
+    assert sent < 64 * 1024 * 1024
+    assert _ping_status(tree_server) == 200
+
+
 # Timeouts
 
 

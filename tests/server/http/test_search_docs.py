@@ -194,6 +194,23 @@ def test_every_result_is_a_page_fetch_page_serves_at_that_url(tree_server: HttpS
         assert len(hit["snippet"]) <= 240
 
 
+def test_a_page_whose_name_holds_a_percent_is_found_at_a_url_fetch_page_reads_back(
+    start_http: StartHttp, tmp_path: Path
+) -> None:
+    # fetch_page decodes a URL once: a result naming `/we%2fird` read the page `/we/ird`.
+    names = ["we%2fird.md", "100%.md", "sub/50%25 off.md", "plain.md"]
+    root = write_tree(tmp_path / "tree", {name: f"# {name}\n\nshared word\n" for name in names})
+    # fetch_page reads a backslash as `/`: a name holding one is served at no URL.
+    (root / "back\\slash.md").write_text("# back\n\nshared word\n")
+    server = start_http("--docs-dir", str(root), *UNLIMITED)
+    found = {hit["url"]: hit for hit in _results(server, {"query": "shared", "limit": 20})}
+    assert sorted(found) == ["/100%25", "/plain", "/sub/50%2525 off", "/we%252fird"]
+    for url, hit in found.items():
+        fetched = server.call_tool("fetch_page", {"url": url})
+        assert "isError" not in fetched, url
+        assert json.loads(tool_text(fetched))["content"].startswith(f"# {hit['title']}")
+
+
 TOO_LONG = "Query too long: at most 1000 characters and 32 different words."
 
 
@@ -254,6 +271,20 @@ def test_ranking_relevance_gives_each_result_the_line_its_snippet_starts_on(
         # From the heading of the section that holds the word: line 5 of the file.
         {"title": "A", "url": "/a", "snippet": "## Cookies Set a cookie with useCookie.", "line": 5}
     ]
+
+
+@pytest.mark.parametrize("ranking", ["owndocs", "relevance"])
+def test_a_lone_surrogate_in_a_query_is_searched_as_a_character_no_page_holds(
+    start_http: StartHttp, docs_tree: Path, ranking: str
+) -> None:
+    # `"\udfff"` is valid JSON but no Unicode: it once reached the relevance index (in both
+    # rankings, which order ties by it) and was -32603 with a traceback on stderr.
+    server = start_http("--docs-dir", str(docs_tree), "--ranking", ranking, *UNLIMITED)
+    plain = _results(server, {"query": "mermaid diagrams"})
+    assert plain
+    assert _results(server, {"query": "mermaid \udfff diagrams"}) == plain
+    assert _results(server, {"query": "\ud800"}) == []
+    assert "Traceback" not in server.output
 
 
 def test_an_unknown_ranking_is_refused_in_one_line() -> None:

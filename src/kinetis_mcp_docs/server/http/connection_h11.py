@@ -1,7 +1,9 @@
 """One HTTP/1.1 connection under bounds, read by h11: the twin of `connection` where httptools
 is missing (it has no wheel for PyPy, where uvicorn falls back to h11).
 
-The same bounds as `connection`, with one difference: h11 bounds a request's head itself,
+The same bounds as `connection` (a chunked body's chunks counted as its reads are, and at
+most `LINGER_BYTES` more read of a body the answer did not wait for), with one difference:
+h11 bounds a request's head itself,
 linearly (it looks for the blank line from where it last looked), and answers one over
 `MAX_HEAD_BYTES` with uvicorn's `400` rather than `431`. Where the connection is, h11 says
 (`their_state`), looked at after each read; a request that arrives whole in one read arms
@@ -46,6 +48,34 @@ _HEAD = 1
 _BODY = 2
 
 
+class _CountedConnection(h11.Connection):
+    """h11's connection, counting the pieces a request's body comes in (a read's worth, or
+    a chunk: each costs h11 a parse in Python) and stopping at too many.
+
+    Past `FREE_READS` pieces averaging under `MIN_BODY_PIECE_BYTES`, the next event is a
+    protocol error, which uvicorn answers through `send_400_response`: `refused` tells
+    that answer to be the route's.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self.pieces = 0
+        self.decoded = 0
+        self.refused = False
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if type(event) is h11.Data:
+            self.pieces += 1
+            self.decoded += len(event.data)
+            if self.pieces > FREE_READS + self.decoded // MIN_BODY_PIECE_BYTES:
+                self.refused = True
+                raise h11.RemoteProtocolError("Request body sent in too many pieces")
+        elif type(event) is h11.Request:
+            self.pieces = self.decoded = 0
+        return event
+
+
 class BoundedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, with a bounded head, timeouts and a connection bound."""
 
@@ -63,12 +93,13 @@ class BoundedH11Protocol(H11Protocol):
         if bounds.idle_timeout is not None:
             # Seconds, as uvicorn hands them to call_later; its annotation says int.
             self.timeout_keep_alive = bounds.idle_timeout  # type: ignore[assignment]
-        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self.conn = _CountedConnection()
         self._deadline: asyncio.TimerHandle | None = None
         self._kind = _NONE
         self._reads = 0
         self._bytes = 0
         self._lingering = False
+        self._unread: int | None = None  # what is still read of a body answered early
 
     # Connections
 
@@ -100,21 +131,8 @@ class BoundedH11Protocol(H11Protocol):
     # Reading
 
     def data_received(self, data: bytes) -> None:
-        if self._lingering:
-            self._reads += 1
-            self._bytes += len(data)
-            if self._bytes > LINGER_BYTES or self._crumbs(MIN_BODY_PIECE_BYTES):
-                self.transport.close()
+        if not self._admitted(data):
             return
-        if self._kind != _NONE:  # a head or a body under way: its reads are counted
-            self._reads += 1
-            self._bytes += len(data)
-            if self._kind == _HEAD and self._crumbs(MIN_PIECE_BYTES):
-                self._refuse(HEAD_IN_CRUMBS)
-                return
-            if self._kind == _BODY and self._crumbs(MIN_BODY_PIECE_BYTES):
-                self._refuse_body(BODY_IN_CRUMBS)
-                return
         super().data_received(data)
         if self.transport.is_closing():
             return
@@ -129,6 +147,30 @@ class BoundedH11Protocol(H11Protocol):
         elif self._kind != _NONE:
             self._arm(_NONE)
 
+    def _admitted(self, data: bytes) -> bool:
+        """Whether `data` is parsed: not when lingering, nor past a bound (refused then)."""
+        if self._lingering:
+            self._reads += 1
+            self._bytes += len(data)
+            if self._bytes > LINGER_BYTES or self._crumbs(MIN_BODY_PIECE_BYTES):
+                self.transport.close()
+            return False
+        if self._unread is not None:
+            self._unread -= len(data)
+            if self._unread < 0:
+                self.transport.close()
+                return False
+        if self._kind != _NONE:  # a head or a body under way: its reads are counted
+            self._reads += 1
+            self._bytes += len(data)
+            if self._kind == _HEAD and self._crumbs(MIN_PIECE_BYTES):
+                self._refuse(HEAD_IN_CRUMBS)
+                return False
+            if self._kind == _BODY and self._crumbs(MIN_BODY_PIECE_BYTES):
+                self._refuse_body(BODY_IN_CRUMBS)
+                return False
+        return True
+
     def _crumbs(self, piece: int) -> bool:
         return self._reads > FREE_READS + self._bytes // piece
 
@@ -140,6 +182,7 @@ class BoundedH11Protocol(H11Protocol):
             self._deadline = None
         self._kind = kind
         self._reads = self._bytes = 0
+        self._unread = None
         if kind == _HEAD:
             self._reads = 1
             self._deadline = self.loop.call_later(self._bounds.header_timeout, self._timed_out)
@@ -154,6 +197,20 @@ class BoundedH11Protocol(H11Protocol):
             self._refuse_body(TIMED_OUT)
         else:
             self._refuse(TIMED_OUT)
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state is h11.SEND_BODY:
+            # Answered before the body was all in: only so much more of it is read.
+            self._unread = LINGER_BYTES
+
+    def send_400_response(self, msg: str) -> None:
+        conn = self.conn
+        if isinstance(conn, _CountedConnection) and conn.refused:
+            conn.refused = False
+            self._refuse_body(BODY_IN_CRUMBS)
+        else:
+            super().send_400_response(msg)
 
     def _refuse_body(self, answer: bytes) -> None:
         cycle = self.cycle

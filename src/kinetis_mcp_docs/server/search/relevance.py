@@ -72,6 +72,7 @@ _PARTS = r"\p{Lu}?[\p{Ll}\p{Lo}]+[0-9]*|\p{Lu}+[0-9]*|[0-9]+"
 # A run of letters and digits: a chunk of a query holding more than one is an identifier
 # written with separators.
 _RUNS = re.compile(r"[^\W_]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _WRITER_HEAP = 50_000_000  # the writer is dropped after each commit
 # One indexing thread: with two, which pages share a segment was up to the threads, and a
 # page's score then moved in the last bit of its 32 from one build of a tree to the next
@@ -318,7 +319,14 @@ class Snapshot:
         self._pages = _Side(searcher, index.schema, FIELDS)
 
     def read(self, text: str) -> Query:
-        """`text` read as the indexes read it, keeping what costs the least to answer."""
+        """`text` read as the indexes read it, keeping what costs the least to answer.
+
+        A lone surrogate (JSON's `"\\udfff"` is valid JSON, not Unicode) is read as U+FFFD,
+        as a UTF-8 decoder reads a broken sequence: Tantivy takes only Unicode. Neither
+        letter nor digit, it separates words as punctuation does.
+        """
+        if not text.isascii():
+            text = _SURROGATE.sub("\ufffd", text)
         terms: dict[str, list[str]] = {}
         phrases: dict[str, list[list[str]]] = {}
         # Identifiers written with separators (`use_fetch`, `import.meta.client`): each is

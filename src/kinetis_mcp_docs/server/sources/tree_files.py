@@ -160,7 +160,10 @@ class PageFiles:
 
 
 def _url_of(relative: str, files: Mapping[str, object]) -> str | None:
-    """The URL path `read_page` maps to the file at `relative`, or None when another wins it."""
+    """The URL path `read_page` maps to the file at `relative`, written so that `fetch_page`,
+    which percent-decodes a URL, reads it back: a `%` in a name as `%25`. None when another
+    file wins the URL, or when no URL can name the file: `fetch_page` reads a backslash as
+    `/`, so a name holding one is never served, and is not listed."""
     stem = relative.rsplit(".", 1)[0]
     urls = [stem]
     if stem == "index" or stem.endswith("/index"):
@@ -169,6 +172,10 @@ def _url_of(relative: str, files: Mapping[str, object]) -> str | None:
         for candidate in candidates(url):
             if candidate in files:
                 if candidate == relative:
-                    return page_path(tuple(url.split("/")) if url else ())
+                    return None if "\\" in url else _written(url)
                 break
     return None
+
+
+def _written(url: str) -> str:
+    return page_path(tuple(url.replace("%", "%25").split("/")) if url else ())
