@@ -737,20 +737,30 @@ def _building(install: Path) -> bool:
 
 
 @pytest.mark.skipif(not PROC_AVAILABLE, reason="waits for pip in /proc")
-def test_ctrl_c_during_a_first_setup_exits_130_saying_nothing_was_left_installed(
-    machine: Machine,
+@pytest.mark.parametrize(
+    ("sent", "status", "said"),
+    [
+        (signal.SIGINT, 130, "Interrupted"),
+        # A service manager's stop, a closed terminal: once the process ended where it
+        # stood, leaving the half-built install claimed and its pip running.
+        (signal.SIGTERM, 143, "Stopped by SIGTERM"),
+        (signal.SIGHUP, 129, "Stopped by SIGHUP"),
+    ],
+    ids=["ctrl-c", "sigterm", "sighup"],
+)
+def test_a_first_setup_stopped_by_a_signal_exits_with_its_status_leaving_nothing_installed(
+    machine: Machine, sent: signal.Signals, status: int, said: str
 ) -> None:
     with machine.started("setup") as process:
         wait_for(lambda: _building(machine.install), "pip to build the environment", 120)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sent)
         stdout, stderr = process.communicate(timeout=120)
 
-    assert process.returncode == 130, stdout + stderr
+    assert process.returncode == status, stdout + stderr
     assert "Traceback" not in stderr
     assert "Aborted" not in stderr
     assert stderr.splitlines()[-1] == (
-        f"kinetis-docs: Interrupted. Nothing was left installed: {machine.install} was removed "
-        "again."
+        f"kinetis-docs: {said}. Nothing was left installed: {machine.install} was removed again."
     )
     assert not machine.install.exists()
     assert processes_mentioning(os.fspath(machine.install)) == []

@@ -4,7 +4,8 @@ A child always starts in a session of its own, so it and everything it starts (`
 --python` starts a second interpreter, a client CLI the server it checks) form one process
 group. Stopping a child kills that whole group with SIGKILL and reaps the child: nothing
 it started is left writing behind us. A child is stopped when its time runs out and on any
-interruption (Ctrl-C included).
+interruption (Ctrl-C included, and SIGTERM or SIGHUP in a command that writes: see
+`terminations_raised`).
 
 Children never write to our stdout, which may carry protocol frames: their output goes to
 our stderr, to a pipe we read, or nowhere. They run with a umask of at least 022, so what
@@ -30,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
 
-from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.errors import InstallerError, Terminated
 
 # Variables that redirect an install away from the target environment, or load foreign
 # code into the interpreters involved. PIP_PYTHON would re-aim `--python` itself.
@@ -118,29 +119,59 @@ def start(
         )
     if interrupted:
         stop(process)
-        raise KeyboardInterrupt
+        number = interrupted[0]
+        raise KeyboardInterrupt if number == signal.SIGINT else Terminated(number)
     return process
+
+
+# The signals `terminations_raised` turns into `Terminated`.
+_TERMINATIONS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_terminated(number: int, _frame: object) -> None:
+    raise Terminated(number)
+
+
+@contextmanager
+def terminations_raised() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise `Terminated` in the block, as Ctrl-C raises
+    `KeyboardInterrupt`: the commands that write undo what they began, and stop their
+    children (by default either signal ends the process where it stands). Main thread
+    only, where Python runs signal handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.signal(number, _raise_terminated) for number in _TERMINATIONS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 @contextmanager
 def _interrupts_held() -> Iterator[list[int]]:
-    """Hold SIGINT for the block: the list it yields gets the signals that came meanwhile.
+    """Hold SIGINT, and SIGTERM and SIGHUP where they raise, for the block: the list it
+    yields gets the signals that came meanwhile.
 
-    Only in the main thread, where Python's own handler runs, and only while that handler
-    is the one installed; elsewhere the block runs as it would.
+    Only in the main thread, where Python's own handlers run, and only a signal whose
+    raising handler is the one installed; elsewhere the block runs as it would.
     """
     caught: list[int] = []
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
+    if threading.current_thread() is not threading.main_thread():
         yield caught
         return
-    previous = signal.signal(signal.SIGINT, lambda number, _frame: caught.append(number))
+    held = [signal.SIGINT] if signal.getsignal(signal.SIGINT) is signal.default_int_handler else []
+    held += [number for number in _TERMINATIONS if signal.getsignal(number) is _raise_terminated]
+    previous = {
+        number: signal.signal(number, lambda number, _frame: caught.append(number))
+        for number in held
+    }
     try:
         yield caught
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

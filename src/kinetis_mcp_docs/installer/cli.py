@@ -17,7 +17,11 @@ from typing import Any
 
 import click
 
-from kinetis_mcp_docs.installer.errors import INTERRUPTED_EXIT_CODE, InstallerError
+from kinetis_mcp_docs.installer.errors import (
+    InstallerError,
+    interrupted_exit_code,
+    interruption,
+)
 
 
 class _Group(click.Group):
@@ -31,11 +35,12 @@ class _Group(click.Group):
             where = f" ({error.filename})" if error.filename else ""
             click.echo(f"kinetis-docs: {error.strerror or error}{where}.", err=True)
             ctx.exit(1)
-        except KeyboardInterrupt:
-            # Ctrl-C: the shell's status for it, not click's "Aborted!" and 1. Every child
-            # runs in a process group of its own and is stopped with us (`children.py`).
-            click.echo("kinetis-docs: Interrupted.", err=True)
-            ctx.exit(INTERRUPTED_EXIT_CODE)
+        except KeyboardInterrupt as error:
+            # Ctrl-C (or SIGTERM, SIGHUP in a command that writes): the shell's status for
+            # it, not click's "Aborted!" and 1. Every child runs in a process group of its
+            # own and is stopped with us (`children.py`).
+            click.echo(f"kinetis-docs: {interruption(error)}.", err=True)
+            ctx.exit(interrupted_exit_code(error))
 
 
 _CHOICES = "no argument for Claude Code, or `codex` for Codex"
@@ -105,10 +110,12 @@ def setup(client: str | None) -> None:
       PIP_FIND_LINKS, ...), and raw.githubusercontent.com for the page it
       reads, unless KINETIS_MCP_DOCS_PAGES is set.
     """
+    from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
     from kinetis_mcp_docs.installer.commands.setup import run_setup  # noqa: PLC0415
     from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs  # noqa: PLC0415 - keep start lean
 
-    result = run_setup(client, say=click.echo)
+    with terminations_raised():
+        result = run_setup(client, say=click.echo)
     pages = f", pages from {result.pages}" if result.pages else ""
     click.echo(
         f"Registered {result.client.label} server kinetis-docs (kinetis-mcp-docs "
@@ -164,9 +171,12 @@ def update() -> None:
     Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
       PIP_FIND_LINKS, ...).
     """
+    from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
     from kinetis_mcp_docs.installer.commands.update import run_update  # noqa: PLC0415
 
-    if run_update(os.environ, say=click.echo) is not None:
+    with terminations_raised():
+        updated = run_update(os.environ, say=click.echo)
+    if updated is not None:
         click.echo("New client sessions start the new version.")
 
 
@@ -185,9 +195,11 @@ def uninstall(client: str | None) -> None:
     Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
     Network: none.
     """
+    from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
     from kinetis_mcp_docs.installer.commands.uninstall import run_uninstall  # noqa: PLC0415
 
-    run_uninstall(client, say=click.echo)
+    with terminations_raised():
+        run_uninstall(client, say=click.echo)
 
 
 # What puts the http extra in a virtual environment of its own, run in a clone (PEP 668:

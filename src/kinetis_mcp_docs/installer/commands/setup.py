@@ -13,7 +13,8 @@ environment's byte-compile runs beside them, and setup returns once it has finis
 (`--docs-dir`, absolute), and the verification reads its page from there: setup then needs
 no network beyond the package index. A failure after the directory was claimed is one line
 saying what failed, what to try, where the server's stderr is, and what was left installed;
-Ctrl-C is the same, with the shell's exit status for it (130).
+Ctrl-C is the same, with the shell's exit status for it (130), and so are SIGTERM (143) and
+SIGHUP (129), which the command raises as Ctrl-C (`children.terminations_raised`).
 
 The registration it will replace is read among the prerequisites, before anything is
 written: a local-scope `kinetis-docs` for the home directory, which would hide the
@@ -41,7 +42,11 @@ from kinetis_mcp_docs.installer.envs.build import (
 )
 from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS, candidate
 from kinetis_mcp_docs.installer.envs.pip import PipRun
-from kinetis_mcp_docs.installer.errors import INTERRUPTED_EXIT_CODE, InstallerError
+from kinetis_mcp_docs.installer.errors import (
+    InstallerError,
+    interrupted_exit_code,
+    interruption,
+)
 from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs
 from kinetis_mcp_docs.installer.install_dir.claim import Claim, claim_directory, roll_back
 from kinetis_mcp_docs.installer.install_dir.files import write_atomic
@@ -87,7 +92,7 @@ def run_setup(
     """Install into the install directory and register with one client.
 
     `say` receives one line per step. Raises `InstallerError` on any expected failure, and
-    on Ctrl-C (exit status 130), each saying what was left installed.
+    on Ctrl-C (exit status 130) or SIGTERM or SIGHUP, each saying what was left installed.
     """
     environ = dict(os.environ if environ is None else environ)
     client = client_named(client_name)
@@ -103,8 +108,10 @@ def run_setup(
         root = resolve_directory(environ)
         found = inspect_directory(root)
         existing = existing_registration(client, cli)
-    except KeyboardInterrupt:
-        raise InstallerError("Interrupted; nothing was written.", INTERRUPTED_EXIT_CODE) from None
+    except KeyboardInterrupt as error:
+        raise InstallerError(
+            f"{interruption(error)}; nothing was written.", interrupted_exit_code(error)
+        ) from None
     layout = InstallLayout(root)
     argv = layout.start_argv(pages)
     registered_env = client.registered_environment(environ)
@@ -128,14 +135,15 @@ def run_setup(
         if verified:
             # The install stands; only the registration (or the compile's wait) was cut.
             if isinstance(error, KeyboardInterrupt):
-                raise _interrupted_registering(client, root, registered=registered) from None
+                raise _interrupted_registering(error, client, root, registered=registered) from None
             raise
         # A failed first install leaves exactly what was found (see claim.py).
         if claim.first_install:
             roll_back(claim)
         left = _left_installed(claim, switched=installed is not None)
         if isinstance(error, KeyboardInterrupt):
-            raise InstallerError(f"Interrupted. {left}", INTERRUPTED_EXIT_CODE) from None
+            stopped = interruption(error)
+            raise InstallerError(f"{stopped}. {left}", interrupted_exit_code(error)) from None
         if isinstance(error, InstallerError):
             raise InstallerError(f"{_what_failed(error, pages)} {left}", error.exit_code) from error
         raise
@@ -176,8 +184,11 @@ def _register(
     client.register(cli, argv, env)
 
 
-def _interrupted_registering(client: Client, root: Path, *, registered: bool) -> InstallerError:
-    """Ctrl-C once the install was verified: what it left, with the shell's exit status."""
+def _interrupted_registering(
+    error: KeyboardInterrupt, client: Client, root: Path, *, registered: bool
+) -> InstallerError:
+    """Ctrl-C (or SIGTERM, SIGHUP) once the install was verified: what it left, with the
+    shell's exit status."""
     if registered:
         left = (
             f"the install in {root} and {client.label}'s registration are complete (what "
@@ -188,7 +199,7 @@ def _interrupted_registering(client: Client, root: Path, *, registered: bool) ->
             f"the verified install stays current in {root}, but {client.label} may be left "
             f"with no {SERVER_NAME} registration: run setup again"
         )
-    return InstallerError(f"Interrupted; {left}.", INTERRUPTED_EXIT_CODE)
+    return InstallerError(f"{interruption(error)}; {left}.", interrupted_exit_code(error))
 
 
 def pages_directory(environ: Mapping[str, str]) -> Path | None:
