@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pwd
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.claim import claim_directory, roll_back
 from kinetis_mcp_docs.installer.install_dir.ownership import Found, owned_install, resolve_directory
 from kinetis_mcp_docs.installer.install_dir.safety import inspect_directory
+from tests.installer.machine import KINETIS_DOCS
 
 MARKER = b"kinetis-mcp-docs install directory\n"
 # Paths are made inside the tests, never at import: on Python 3.10 a Path object made
@@ -367,6 +369,44 @@ def test_the_directory_defaults_to_a_dot_directory_in_the_home_when_unset_or_emp
     assert resolve_directory({"KINETIS_MCP_DOCS_DIR": ""}) == Path(
         "/home/someone/.kinetis-mcp-docs"
     )
+
+
+@pytest.mark.parametrize("home", ["relhome", ""])
+def test_a_home_that_is_not_an_absolute_path_is_refused_rather_than_used_as_the_default(
+    monkeypatch: pytest.MonkeyPatch, home: str
+) -> None:
+    # A relative HOME made a relative install directory (and a registered command that
+    # depended on where setup ran); an empty one, which Python reads as `/`, made
+    # `/.kinetis-mcp-docs`.
+    monkeypatch.setenv("HOME", home)
+
+    with pytest.raises(InstallerError) as refused:
+        resolve_directory({})
+
+    assert refused.value.message.startswith(f"HOME is {home!r}, which is not an absolute path")
+    assert "KINETIS_MCP_DOCS_DIR" in refused.value.message
+    assert resolve_directory({"KINETIS_MCP_DOCS_DIR": "/srv/docs"}) == Path("/srv/docs")
+
+
+@pytest.mark.parametrize("command", ["status", "update", "uninstall"])
+def test_a_command_run_with_a_relative_home_says_so_in_one_line_and_writes_nothing(
+    tmp_path: Path, command: str
+) -> None:
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("KINETIS")}
+    result = subprocess.run(
+        [os.fspath(KINETIS_DOCS), command],
+        env={**environ, "HOME": "relhome"},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("kinetis-docs: HOME is 'relhome', which is not an absolute path")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_directory_that_appears_after_inspection_is_neither_written_nor_removed(

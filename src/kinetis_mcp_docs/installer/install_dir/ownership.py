@@ -54,7 +54,9 @@ def resolve_directory(environ: Mapping[str, str] | None = None) -> Path:
 
     An empty variable counts as unset, as `${VAR:-default}` would treat it. `~` is
     expanded and a relative path made absolute, because the registered command must not
-    depend on the directory setup ran from.
+    depend on the directory setup ran from. The default is in HOME, which must then be an
+    absolute path: a relative or empty HOME (which Python reads as `/`) names no home
+    directory, and is refused rather than guessed at.
     """
     source = os.environ if environ is None else environ
     configured = source.get(DIR_ENVIRONMENT_VARIABLE, "")
@@ -64,6 +66,14 @@ def resolve_directory(environ: Mapping[str, str] | None = None) -> Path:
         import platformdirs  # noqa: PLC0415 - only Windows needs it
 
         return platformdirs.user_data_path("kinetis-mcp-docs", appauthor=False)
+    home = os.environ.get("HOME")  # what Path.home() reads, and the password database if unset
+    if home is not None and not Path(home).is_absolute():
+        raise InstallerError(
+            f"HOME is {home!r}, which is not an absolute path, so there is no default install "
+            f"directory ({DEFAULT_DIRECTORY_NAME} in your home directory). Set HOME to your "
+            f"home directory, or {DIR_ENVIRONMENT_VARIABLE} to the install directory. Nothing "
+            "was written."
+        )
     return Path.home() / DEFAULT_DIRECTORY_NAME
 
 
