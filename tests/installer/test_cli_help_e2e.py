@@ -1,4 +1,5 @@
-"""`kinetis-docs --help` and each command's: whole, naming the install directory and network."""
+"""`kinetis-docs --help` and each command's: whole, naming the install directory and network;
+and a refused command line, which is one line."""
 
 from __future__ import annotations
 
@@ -74,3 +75,40 @@ def test_setup_and_uninstall_help_name_both_clients() -> None:
         text = _help(command)
         assert "Claude Code" in text
         assert f"`{command} codex`" in text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["bogus"], "No such command 'bogus' (see `kinetis-docs --help`)"),
+        (["--bogus"], "No such option '--bogus' (see `kinetis-docs --help`)"),
+        (["status", "--bogus"], "No such option '--bogus' (see `kinetis-docs status --help`)"),
+        (
+            ["update", "now"],
+            "Got unexpected extra argument (now) (see `kinetis-docs update --help`)",
+        ),
+        (["start", "--bogus"], "No such option '--bogus' (see `kinetis-docs start --help`)"),
+        (
+            ["uninstall", "claude"],
+            (
+                "`kinetis-docs uninstall claude`: uninstall takes no argument for Claude Code, "
+                "or `codex` for Codex, and nothing else. Claude Code is the default: "
+                "`kinetis-docs uninstall` (see `kinetis-docs uninstall --help`)"
+            ),
+        ),
+    ],
+)
+def test_a_refused_command_line_is_one_line_and_status_2(arguments: list[str], said: str) -> None:
+    # click's own answer is a usage block of four lines, which a script cannot read as one.
+    completed = subprocess.run(
+        [os.fspath(KINETIS_DOCS), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=os.environ | {"COLUMNS": "80"},
+    )
+
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    assert completed.stderr.splitlines() == [f"kinetis-docs: {said}"]

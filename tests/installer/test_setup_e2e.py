@@ -203,7 +203,9 @@ def test_setup_with_any_other_argument_is_a_usage_error_that_touches_nothing(
     for arguments in (["claude"], ["codex", "extra"], ["--scope=user"], ["Codex"]):
         result = machine.setup(*arguments)
         assert result.returncode == 2, arguments
-        assert "Usage:" in result.stderr
+        (line,) = result.stderr.splitlines()  # one line, not click's usage block
+        assert line.startswith("kinetis-docs: "), line
+        assert line.endswith("(see `kinetis-docs setup --help`)"), line
     assert not machine.install.exists()
     assert machine.claude.calls() == machine.codex.calls() == []
 
@@ -216,10 +218,13 @@ def test_setup_claude_is_told_the_choices_and_that_claude_code_is_the_default(
     result = machine.setup("claude")
 
     assert result.returncode == 2
-    assert result.stderr.splitlines()[-1] == (
-        "Error: `kinetis-docs setup claude`: setup takes no argument for Claude Code, or "
-        "`codex` for Codex, and nothing else. Claude Code is the default: `kinetis-docs setup`."
-    )
+    assert result.stderr.splitlines() == [
+        (
+            "kinetis-docs: `kinetis-docs setup claude`: setup takes no argument for Claude "
+            "Code, or `codex` for Codex, and nothing else. Claude Code is the default: "
+            "`kinetis-docs setup` (see `kinetis-docs setup --help`)"
+        )
+    ]
     assert not machine.install.exists()
 
 

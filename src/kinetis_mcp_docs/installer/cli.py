@@ -24,7 +24,61 @@ from kinetis_mcp_docs.installer.errors import (
 )
 
 
+class _OneLineUsage(click.UsageError):
+    """A refused command line, in one line and exit status 2, as the stdio server (`python
+    -m kinetis_mcp_docs.server`) gives it: a client or a script reads one line, not
+    click's usage block."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"kinetis-docs: {self.format_message()}", file=file, err=file is None)
+
+
+def _one_line(error: click.UsageError, ctx: click.Context) -> _OneLineUsage:
+    message = error.format_message().rstrip(".")
+    return _OneLineUsage(f"{message} (see `{ctx.command_path} --help`)", ctx)
+
+
+class _OneLineCommand(click.Command):
+    """Every command: a refused command line is one line (`_OneLineUsage`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except _OneLineUsage:
+            raise
+        except click.UsageError as error:
+            raise _one_line(error, ctx) from None
+
+
+# `kinetis-docs` alone still shows the help: it is asked for, not refused.
+_HELP_ASKED: tuple[type[click.UsageError], ...] = tuple(
+    getattr(click.exceptions, name)
+    for name in ("NoArgsIsHelpError",)  # click 8.2 and later
+    if hasattr(click.exceptions, name)
+)
+
+
 class _Group(click.Group):
+    command_class = _OneLineCommand
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            if isinstance(error, (_OneLineUsage, *_HELP_ASKED)):
+                raise
+            raise _one_line(error, ctx) from None
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except _OneLineUsage:
+            raise
+        except click.UsageError as error:
+            raise _one_line(error, ctx) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -226,27 +280,7 @@ _HTTP_ONLY = (
 _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 
 
-class _OneLineUsage(click.UsageError):
-    """A refused command line of `serve`, in one line and exit status 2, as the stdio
-    server (`python -m kinetis_mcp_docs.server`) gives it: a client or a script reads one
-    line, not click's usage block."""
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"kinetis-docs: {self.format_message()}", file=file, err=file is None)
-
-
-class _ServeCommand(click.Command):
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except _OneLineUsage:
-            raise
-        except click.UsageError as error:
-            message = error.format_message().rstrip(".")
-            raise _OneLineUsage(f"{message} (see `{ctx.command_path} --help`)", ctx) from None
-
-
-@main.command(cls=_ServeCommand, short_help="Run the MCP server here: stdio, or HTTP with --http.")
+@main.command(short_help="Run the MCP server here: stdio, or HTTP with --http.")
 @click.option(
     "--docs-dir",
     metavar="DIR",
