@@ -229,6 +229,16 @@ def test_metrics_are_404_unless_asked_for(start_http: StartHttp, docs_tree: Path
     assert _get(server, "/metrics").status_code == 404
 
 
+def test_metrics_answer_at_exactly_their_path(start_http: StartHttp, docs_tree: Path) -> None:
+    # A proxy that forwards every path but `location = /metrics { deny all; }` was passed by
+    # `/metrics/`, which the route read as `/metrics` as it reads `/api/mcp/` as the route.
+    server = start_http("--docs-dir", str(docs_tree), "--metrics")
+
+    assert _get(server, "/metrics").status_code == 200
+    for other in ("/metrics/", "/metrics//", "/metrics/x"):
+        assert _get(server, other).status_code == 404, other
+
+
 def test_metrics_count_every_workers_requests_by_method_tool_and_status(
     start_http: StartHttp, docs_tree: Path
 ) -> None:

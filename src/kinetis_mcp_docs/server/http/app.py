@@ -361,7 +361,8 @@ class McpRoute:
                 return HEALTHY
             self._limit.refresh_in_background()
             return probe_answer(self.lifecycle.readiness())
-        if trimmed == METRICS_PATH and self._metrics is not None:
+        # Exactly: a proxy denying `= /metrics` must not be passed by `/metrics/`.
+        if scope["path"] == METRICS_PATH and self._metrics is not None:
             return await self._metrics_answer(scope)
         return NOT_FOUND
 
