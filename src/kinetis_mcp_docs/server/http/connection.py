@@ -10,7 +10,11 @@ This subclass adds, per `bounds`:
 - **Head size.** A request head arriving in pieces is kept here until its blank line has
   arrived, then handed to the parser whole, so the parser sees each head in one piece and
   its cost is linear. One of more than `MAX_HEAD_BYTES` is `431` at once. The common
-  case, a head that arrives whole in one read, costs one search of that read.
+  case, a head that arrives whole in one read, costs one search of that read. A head the
+  parser meets that was not measured so (pipelined behind another request in the same
+  read, or begun at the end of an earlier one) is measured from what the parser made of
+  it, once its headers are complete; one pipelined behind a request still being answered
+  is refused after that answer, in order.
 - **Reads.** A head or a body sent in crumbs (more than `FREE_READS` reads, averaging
   under `MIN_PIECE_BYTES` for a head, `MIN_BODY_PIECE_BYTES` for a body) is `400`: each
   read costs the same, whatever it holds. A chunked body's chunks count as its reads do,
@@ -184,6 +188,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._pieces = 0
         self._decoded = 0
         self._refusal: bytes | None = None
+        # Whether the next head the parser completes was measured whole before it was fed;
+        # a refusal that waits for an earlier request's answer.
+        self._measured = False
+        self._after_answer: bytes | None = None
         # What the connection still reads of a body its answer did not wait for.
         self._unread: int | None = None
 
@@ -227,6 +235,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             lf = data.find(b"\n\n", 0, crlf + 2 if crlf >= 0 else len(data))
             end = lf + 2 if lf >= 0 else (crlf + 3 if crlf >= 0 else -1)
             if 0 <= end <= MAX_HEAD_BYTES:
+                self._measured = True
                 _feed(self, data)
                 cycle = self.cycle
                 if self._phase == _BODY or cycle is None or self.scope is not cycle.scope:
@@ -280,6 +289,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self._refuse(HEAD_IN_CRUMBS)
         elif end >= 0:
             whole = bytes(pending[self._fed :])
+            self._measured = self._fed == 0  # else part of it went to the parser before
             self._pending = bytearray()
             self._fed = self._reads = 0
             super().data_received(whole)
@@ -307,6 +317,11 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     # Parser callbacks: where the connection is.
 
     def on_headers_complete(self) -> None:
+        if self._measured:
+            self._measured = False
+        elif self._head_bytes() > MAX_HEAD_BYTES:
+            self._refusal = HEAD_TOO_LARGE
+            raise _Refused
         self._phase = _BODY
         self._pieces = self._decoded = 0
         if self._deadline is not None:
@@ -338,6 +353,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         _response_complete(self)
+        refusal, self._after_answer = self._after_answer, None
+        if refusal is not None and not self.transport.is_closing():
+            self._refuse(refusal)
+            return
         cycle = self.cycle
         # The answer is the latest request's (not one pipelined before it), whose body is
         # not all in: only so much more of it is read.
@@ -348,8 +367,25 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         refusal, self._refusal = self._refusal, None
         if refusal is None:
             _send_400(self, msg)
-        else:
+        elif refusal is BODY_IN_CRUMBS:
             self._refuse_body(refusal)
+        else:
+            self._refuse_in_turn(refusal)
+
+    def _head_bytes(self) -> int:
+        """About the size of the head the parser just read: its target, its headers, and
+        the request line's and each header's punctuation."""
+        return len(self.url) + 16 + sum(len(name) + len(value) + 4 for name, value in self.headers)
+
+    def _refuse_in_turn(self, answer: bytes) -> None:
+        """Refuse a request pipelined behind others once their answers have gone out."""
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete:
+            self._refuse(answer)
+            return
+        self._after_answer = answer
+        self._phase = _LINGER  # nothing more is parsed
+        self.flow.pause_reading()
 
     # Deadlines and refusals
 

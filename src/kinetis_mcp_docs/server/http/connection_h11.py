@@ -2,12 +2,11 @@
 is missing (it has no wheel for PyPy, where uvicorn falls back to h11).
 
 The same bounds as `connection` (a chunked body's chunks counted as its reads are, and at
-most `LINGER_BYTES` more read of a body the answer did not wait for), with one difference:
-h11 bounds a request's head itself,
-linearly (it looks for the blank line from where it last looked), and answers one over
-`MAX_HEAD_BYTES` with uvicorn's `400` rather than `431`. Where the connection is, h11 says
-(`their_state`), looked at after each read; a request that arrives whole in one read arms
-no timer.
+most `LINGER_BYTES` more read of a body the answer did not wait for). h11 bounds a request's
+head itself while it has not ended, linearly (it looks for the blank line from where it
+last looked); a head that arrived whole is measured here. Either way one over
+`MAX_HEAD_BYTES` is the route's `431`. Where the connection is, h11 says (`their_state`),
+looked at after each read; a request that arrives whole in one read arms no timer.
 
 Run it with `uvicorn --http kinetis_mcp_docs.server.http.connection_h11:BoundedH11Protocol`;
 `kinetis-docs serve --http` does where httptools cannot be imported.
@@ -25,6 +24,7 @@ from .connections import (
     BODY_IN_CRUMBS,
     FREE_READS,
     HEAD_IN_CRUMBS,
+    HEAD_TOO_LARGE,
     LINGER_BYTES,
     LINGER_SECONDS,
     MIN_BODY_PIECE_BYTES,
@@ -50,29 +50,40 @@ _BODY = 2
 
 class _CountedConnection(h11.Connection):
     """h11's connection, counting the pieces a request's body comes in (a read's worth, or
-    a chunk: each costs h11 a parse in Python) and stopping at too many.
+    a chunk: each costs h11 a parse in Python) and stopping at too many, and measuring each
+    head it reads whole (h11 bounds only a head that has not ended yet).
 
-    Past `FREE_READS` pieces averaging under `MIN_BODY_PIECE_BYTES`, the next event is a
-    protocol error, which uvicorn answers through `send_400_response`: `refused` tells
-    that answer to be the route's.
+    Past `FREE_READS` pieces averaging under `MIN_BODY_PIECE_BYTES`, or past a head of
+    `MAX_HEAD_BYTES`, the next event is a protocol error, which uvicorn answers through
+    `send_400_response`: `refusal` is then the route's answer to send instead.
     """
 
     def __init__(self) -> None:
         super().__init__(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
         self.pieces = 0
         self.decoded = 0
-        self.refused = False
+        self.refusal: bytes | None = None
 
     def next_event(self) -> Any:
-        event = super().next_event()
+        try:
+            event = super().next_event()
+        except h11.RemoteProtocolError as error:
+            if error.error_status_hint == 431:  # h11's own bound on a head not yet ended
+                self.refusal = HEAD_TOO_LARGE
+            raise
         if type(event) is h11.Data:
             self.pieces += 1
             self.decoded += len(event.data)
             if self.pieces > FREE_READS + self.decoded // MIN_BODY_PIECE_BYTES:
-                self.refused = True
+                self.refusal = BODY_IN_CRUMBS
                 raise h11.RemoteProtocolError("Request body sent in too many pieces")
         elif type(event) is h11.Request:
             self.pieces = self.decoded = 0
+            size = len(event.target) + 16
+            size += sum(len(name) + len(value) + 4 for name, value in event.headers)
+            if size > MAX_HEAD_BYTES:
+                self.refusal = HEAD_TOO_LARGE
+                raise h11.RemoteProtocolError("Request headers too large")
         return event
 
 
@@ -206,11 +217,14 @@ class BoundedH11Protocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         conn = self.conn
-        if isinstance(conn, _CountedConnection) and conn.refused:
-            conn.refused = False
-            self._refuse_body(BODY_IN_CRUMBS)
-        else:
+        if not isinstance(conn, _CountedConnection) or conn.refusal is None:
             super().send_400_response(msg)
+            return
+        refusal, conn.refusal = conn.refusal, None
+        if refusal is BODY_IN_CRUMBS:
+            self._refuse_body(refusal)
+        else:
+            self._refuse(refusal)
 
     def _refuse_body(self, answer: bytes) -> None:
         cycle = self.cycle
