@@ -484,6 +484,31 @@ def test_a_spawn_within_the_window_imports_only_what_answering_needs(
     assert set(ours) & HEAVY_MODULES == set()
 
 
+@pytest.mark.parametrize("argument", ["--bogus", "--docs-dir=/nonexistent"])
+def test_a_due_spawn_refuses_a_bad_argument_before_it_updates(
+    old_install: Install, wheelhouse_environ: dict[str, str], argument: str
+) -> None:
+    # It once ran the day's update first (pip, the lock, the timestamp), then refused.
+    old_install.set_last_check(None)
+    completed = subprocess.run(
+        [*old_install.layout.start_argv(), argument],
+        env=wheelhouse_environ,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    (line,) = completed.stderr.splitlines()
+    assert line.startswith("kinetis-docs: "), line
+    assert old_install.envs() == [old_install.original.name]
+    assert not old_install.layout.last_update_check.exists()
+    assert not old_install.layout.lock.exists()
+
+
 def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
     old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
 ) -> None:

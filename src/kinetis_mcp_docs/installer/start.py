@@ -83,6 +83,16 @@ def main() -> int:
         )
         return 1
     pin_to_environment(_STARTED_AS, _ENVIRONMENT)
+    # The command line is refused before anything is read, an update's lock included.
+    from kinetis_mcp_docs.server.stdio import UsageError, parse_docs_dir  # noqa: PLC0415
+
+    arguments = sys.argv[1:]
+    if not {"-h", "--help"} & set(arguments):
+        try:
+            parse_docs_dir(arguments)
+        except UsageError as error:
+            _say(str(error))
+            return 2
     serving = _ENVIRONMENT
     if _update_due(root, time.time()):
         serving = _update(root)
