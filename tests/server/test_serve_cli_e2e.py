@@ -108,6 +108,22 @@ def test_a_bad_command_line_is_one_line_and_exit_2_before_any_frame(
                 "`kinetis-docs serve --help`)"
             ),
         ),
+        # Once passed by click's range, then refused by the route naming a variable
+        # (KINETIS_DOCS_HEADER_TIMEOUT) that no one had set.
+        (
+            ["--http", "--header-timeout", "nan"],
+            (
+                "Invalid value for '--header-timeout': 'nan' is not a finite number of seconds "
+                "(see `kinetis-docs serve --help`)"
+            ),
+        ),
+        (
+            ["--idle-timeout", "1e309"],
+            (
+                "Invalid value for '--idle-timeout': '1e309' is not a finite number of seconds "
+                "(see `kinetis-docs serve --help`)"
+            ),
+        ),
     ],
 )
 def test_serve_refuses_a_bad_command_line_in_one_line_with_exit_status_2(

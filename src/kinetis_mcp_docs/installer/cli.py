@@ -11,6 +11,7 @@ turned read-only mid-way, say) becomes one line too.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import Any
@@ -260,6 +261,20 @@ def uninstall(client: str | None) -> None:
 # a distribution's Python refuses `pip install` outside one).
 HTTP_EXTRA_FROM_CLONE = "python3 -m venv .venv && .venv/bin/pip install '.[http]'"
 
+
+class _Seconds(click.FloatRange):
+    """A number of seconds in a range, and finite: click's range lets `nan` through, which
+    the route would refuse later, naming its environment variable instead of the option."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds.", param, ctx)
+        return seconds
+
+
+_SECONDS = _Seconds(min=0, min_open=True)
+
 _HTTP_ONLY = (
     "host",
     "port",
@@ -335,21 +350,21 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 )
 @click.option(
     "--header-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=_SECONDS,
     default=None,
     metavar="SECONDS",
     help="--http: time from a request's first byte to the end of its headers.  [default: 20]",
 )
 @click.option(
     "--body-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=_SECONDS,
     default=None,
     metavar="SECONDS",
     help="--http: time from the end of a request's headers to the end of its body.  [default: 30]",
 )
 @click.option(
     "--idle-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=_SECONDS,
     default=None,
     metavar="SECONDS",
     help="--http: time a connection may wait for a request's first byte.  [default: 5]",
@@ -372,7 +387,7 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 )
 @click.option(
     "--drain-seconds",
-    type=click.FloatRange(min=0, max=3600),
+    type=_Seconds(min=0, max=3600),
     default=None,
     metavar="SECONDS",
     help=(
