@@ -206,7 +206,8 @@ def pages_directory(environ: Mapping[str, str]) -> Path | None:
     """`KINETIS_MCP_DOCS_PAGES` as an absolute directory holding the index page, or None.
 
     Unset or empty is None: pages come from the Kinetis repository. Anything else that is
-    not a directory with an `index.md` is refused, before anything is written.
+    not a directory with an `index.md` this user can read is refused, before anything is
+    written.
     """
     configured = environ.get(PAGES_ENVIRONMENT_VARIABLE, "")
     if not configured:
@@ -220,10 +221,19 @@ def pages_directory(environ: Mapping[str, str]) -> Path | None:
     if not pages.is_dir():
         found = "does not exist" if not os.path.lexists(pages) else "is not a directory"
         raise InstallerError(f"{setting}: {pages} {found}; {fix}.")
-    if not (pages / INDEX_PAGE).is_file():
+    index = pages / INDEX_PAGE
+    try:
+        if not index.is_file():
+            raise InstallerError(
+                f"{setting}: {pages} has no {INDEX_PAGE}, the page setup's verification reads; "
+                f"{fix}."
+            )
+        # A regular file, so opening it cannot block; the server would read it so.
+        os.close(os.open(index, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError as error:
         raise InstallerError(
-            f"{setting}: {pages} has no {INDEX_PAGE}, the page setup's verification reads; {fix}."
-        )
+            f"{setting}: {index} cannot be read ({error.strerror}); {fix}."
+        ) from error
     return pages
 
 
