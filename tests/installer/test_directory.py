@@ -409,6 +409,23 @@ def test_a_command_run_with_a_relative_home_says_so_in_one_line_and_writes_nothi
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_error_naming_a_path_with_a_newline_is_still_one_line(tmp_path: Path) -> None:
+    install = f"{tmp_path}/a\nb"
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("KINETIS")}
+    result = subprocess.run(
+        [os.fspath(KINETIS_DOCS), "update"],
+        env={**environ, "KINETIS_MCP_DOCS_DIR": install},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"kinetis-docs: Nothing is installed in {tmp_path}/a\\nb;"), line
+
+
 def test_a_directory_that_appears_after_inspection_is_neither_written_nor_removed(
     root: Path, home: Path, fs: FakeFilesystem
 ) -> None:

@@ -97,6 +97,8 @@ def test_a_bad_command_line_is_one_line_and_exit_2_before_any_frame(
         (["--docs-dir", "{file}"], "--docs-dir {file}: not a directory"),
         (["--http", "--docs-dir", "{missing}"], "--docs-dir {missing}: not a directory"),
         (["--host", "127.0.0.2"], "--host applies to --http only"),
+        # A newline in a path once split the line in two.
+        (["--docs-dir", "{missing}\nx"], "--docs-dir {missing}\\nx: not a directory"),
         (
             ["--no-such-option"],
             "No such option '--no-such-option' (see `kinetis-docs serve --help`)",

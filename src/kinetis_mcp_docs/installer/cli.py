@@ -22,6 +22,7 @@ from kinetis_mcp_docs.installer.errors import (
     InstallerError,
     interrupted_exit_code,
     interruption,
+    one_line,
 )
 
 
@@ -31,7 +32,7 @@ class _OneLineUsage(click.UsageError):
     click's usage block."""
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"kinetis-docs: {self.format_message()}", file=file, err=file is None)
+        click.echo(one_line(f"kinetis-docs: {self.format_message()}"), file=file, err=file is None)
 
 
 def _one_line(error: click.UsageError, ctx: click.Context) -> _OneLineUsage:
@@ -84,11 +85,11 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except InstallerError as error:
-            click.echo(f"kinetis-docs: {error.message}", err=True)
+            click.echo(one_line(f"kinetis-docs: {error.message}"), err=True)
             ctx.exit(error.exit_code)
         except OSError as error:
             where = f" ({error.filename})" if error.filename else ""
-            click.echo(f"kinetis-docs: {error.strerror or error}{where}.", err=True)
+            click.echo(one_line(f"kinetis-docs: {error.strerror or error}{where}."), err=True)
             ctx.exit(1)
         except KeyboardInterrupt as error:
             # Ctrl-C (or SIGTERM, SIGHUP in a command that writes): the shell's status for
@@ -96,6 +97,11 @@ class _Group(click.Group):
             # own and is stopped with us (`children.py`).
             click.echo(f"kinetis-docs: {interruption(error)}.", err=True)
             ctx.exit(interrupted_exit_code(error))
+
+
+def _say(line: str) -> None:
+    """A command's line of progress, one line whatever the paths in it hold."""
+    click.echo(one_line(line))
 
 
 _CHOICES = "no argument for Claude Code, or `codex` for Codex"
@@ -170,7 +176,7 @@ def setup(client: str | None) -> None:
     from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs  # noqa: PLC0415 - keep start lean
 
     with terminations_raised():
-        result = run_setup(client, say=click.echo)
+        result = run_setup(client, say=_say)
     pages = f", pages from {result.pages}" if result.pages else ""
     click.echo(
         f"Registered {result.client.label} server kinetis-docs (kinetis-mcp-docs "
@@ -209,7 +215,7 @@ def status(*, as_json: bool) -> None:
         click.echo(json.dumps(report.as_json(), indent=2))
     else:
         for line in render(report):
-            click.echo(line)
+            _say(line)
     sys.exit(0 if report.ok else 1)
 
 
@@ -230,7 +236,7 @@ def update() -> None:
     from kinetis_mcp_docs.installer.commands.update import run_update  # noqa: PLC0415
 
     with terminations_raised():
-        updated = run_update(os.environ, say=click.echo)
+        updated = run_update(os.environ, say=_say)
     if updated is not None:
         click.echo("New client sessions start the new version.")
 
@@ -254,7 +260,7 @@ def uninstall(client: str | None) -> None:
     from kinetis_mcp_docs.installer.commands.uninstall import run_uninstall  # noqa: PLC0415
 
     with terminations_raised():
-        run_uninstall(client, say=click.echo)
+        run_uninstall(client, say=_say)
 
 
 # What puts the http extra in a virtual environment of its own, run in a clone (PEP 668:

@@ -156,7 +156,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         docs_dir = parse_docs_dir(arguments)
     except UsageError as error:
-        print(f"kinetis-docs: {error}", file=sys.stderr, flush=True)
+        # One line whatever the path holds: a newline or an escape sequence written `\\n`.
+        line = "".join(
+            c if c.isprintable() else c.encode("unicode_escape").decode() for c in str(error)
+        )
+        print(f"kinetis-docs: {line}", file=sys.stderr, flush=True)
         return 2
     output_fd = reserve_stdout()
     _small_thread_stacks()
