@@ -352,15 +352,17 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         _message_complete(self)
 
     def on_response_complete(self) -> None:
-        _response_complete(self)
-        refusal, self._after_answer = self._after_answer, None
-        if refusal is not None and not self.transport.is_closing():
-            self._refuse(refusal)
-            return
+        _response_complete(self)  # which starts the next pipelined request, if any
         cycle = self.cycle
-        # The answer is the latest request's (not one pipelined before it), whose body is
-        # not all in: only so much more of it is read.
-        if self._phase == _BODY and cycle is not None and cycle.response_complete:
+        answered = cycle is None or cycle.response_complete  # the latest request's answer
+        refusal = self._after_answer
+        if refusal is not None:
+            if answered and not self.transport.is_closing():
+                self._after_answer = None
+                self._refuse(refusal)
+            return
+        # Answered before its body was all in: only so much more of it is read.
+        if self._phase == _BODY and answered:
             self._unread = LINGER_BYTES
 
     def send_400_response(self, msg: str) -> None:
