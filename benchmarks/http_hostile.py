@@ -163,6 +163,14 @@ def _raw_body(body: bytes, piece: int) -> list[bytes]:
     return [head, *_in_writes(body, piece)]
 
 
+def _chunked_body(body: bytes, chunk: int) -> list[bytes]:
+    """A POST of `body` on a new connection in chunks of `chunk` bytes, 64 KiB a write."""
+    head = request_head("Connection: close", "Transfer-Encoding: chunked")
+    chunks = _in_writes(body, chunk)
+    wire = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in chunks) + b"0\r\n\r\n"
+    return [head, *_in_writes(wire, 64 * 1024)]
+
+
 def _shapes(quick: bool) -> tuple[dict[str, Shape], list[Shape]]:
     big = 2_000_000  # within the 2 MiB body cap with the rest of the request
     few = 3 if quick else 10
@@ -233,6 +241,20 @@ def _shapes(quick: bool) -> tuple[dict[str, Shape], list[Shape]]:
         Shape(
             "a 2 MB body in 16-byte writes (400 past its reads, or read)",
             _raw(_raw_body(upload, 16), 200, 400),
+            few,
+            UPLOAD,
+            target=PIECES_TARGET,
+        ),
+        Shape(
+            "a 2 MB body in 1 KiB chunks (read)",
+            _raw(_chunked_body(upload, 1024), 200),
+            few,
+            UPLOAD,
+            target=PIECES_TARGET,
+        ),
+        Shape(
+            "a 2 MB body in one-byte chunks, 64 KiB a write (400 past its pieces)",
+            _raw(_chunked_body(upload, 1), 400),
             few,
             UPLOAD,
             target=PIECES_TARGET,
