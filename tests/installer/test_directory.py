@@ -388,41 +388,37 @@ def test_a_home_that_is_not_an_absolute_path_is_refused_rather_than_used_as_the_
     assert resolve_directory({"KINETIS_MCP_DOCS_DIR": "/srv/docs"}) == Path("/srv/docs")
 
 
-@pytest.mark.parametrize("command", ["status", "update", "uninstall"])
-def test_a_command_run_with_a_relative_home_says_so_in_one_line_and_writes_nothing(
-    tmp_path: Path, command: str
-) -> None:
+def _one_line_refusal(command: str, cwd: Path, **variables: str) -> str:
+    """The one line on stderr of `kinetis-docs COMMAND`, run in `cwd` with `variables` set
+    and no other install setting, which exits 1."""
     environ = {key: value for key, value in os.environ.items() if not key.startswith("KINETIS")}
     result = subprocess.run(
         [os.fspath(KINETIS_DOCS), command],
-        env={**environ, "HOME": "relhome"},
-        cwd=tmp_path,
+        env={**environ, **variables},
+        cwd=cwd,
         capture_output=True,
         text=True,
         check=False,
         timeout=60,
     )
-
     assert result.returncode == 1
     (line,) = result.stderr.splitlines()
+    return line
+
+
+@pytest.mark.parametrize("command", ["status", "update", "uninstall"])
+def test_a_command_run_with_a_relative_home_says_so_in_one_line_and_writes_nothing(
+    tmp_path: Path, command: str
+) -> None:
+    line = _one_line_refusal(command, tmp_path, HOME="relhome")
+
     assert line.startswith("kinetis-docs: HOME is 'relhome', which is not an absolute path")
     assert list(tmp_path.iterdir()) == []
 
 
 def test_an_error_naming_a_path_with_a_newline_is_still_one_line(tmp_path: Path) -> None:
-    install = f"{tmp_path}/a\nb"
-    environ = {key: value for key, value in os.environ.items() if not key.startswith("KINETIS")}
-    result = subprocess.run(
-        [os.fspath(KINETIS_DOCS), "update"],
-        env={**environ, "KINETIS_MCP_DOCS_DIR": install},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    line = _one_line_refusal("update", tmp_path, KINETIS_MCP_DOCS_DIR=f"{tmp_path}/a\nb")
 
-    assert result.returncode == 1
-    (line,) = result.stderr.splitlines()
     assert line.startswith(f"kinetis-docs: Nothing is installed in {tmp_path}/a\\nb;"), line
 
 

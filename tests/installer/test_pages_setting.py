@@ -28,29 +28,21 @@ def test_a_readable_directory_with_its_index_page_is_the_pages_directory(
     assert pages_directory({"KINETIS_MCP_DOCS_PAGES": "/srv/pages"}) == Path("/srv/pages")
 
 
-def test_a_directory_this_user_cannot_read_is_refused_naming_the_setting(
-    fs: FakeFilesystem,
+@pytest.mark.parametrize(
+    "unreadable",
+    [
+        # Once `Permission denied (/srv/pages/index.md).`: no setting, no fix, no word of
+        # what was written.
+        "/srv/pages",
+        # Once accepted: setup went on to claim the install directory and run pip.
+        "/srv/pages/index.md",
+    ],
+)
+def test_pages_this_user_cannot_read_are_refused_naming_the_setting(
+    fs: FakeFilesystem, unreadable: str
 ) -> None:
-    # Once `Permission denied (/srv/pages/index.md).`: no setting, no fix, no word of what
-    # was written.
     fs.create_file("/srv/pages/index.md", contents="# Kinetis\n")
-    fs.chmod("/srv/pages", 0o000)
-    set_uid(1000)
-
-    with pytest.raises(InstallerError) as refused:
-        pages_directory({"KINETIS_MCP_DOCS_PAGES": "/srv/pages"})
-
-    assert refused.value.message == (
-        "KINETIS_MCP_DOCS_PAGES=/srv/pages: /srv/pages/index.md cannot be read "
-        f"(Permission denied); {FIX}"
-    )
-
-
-def test_an_index_page_this_user_cannot_read_is_refused_before_anything_is_written(
-    fs: FakeFilesystem,
-) -> None:
-    # Once accepted: setup went on to claim the directory and run pip.
-    fs.create_file("/srv/pages/index.md", contents="# Kinetis\n", st_mode=0o100000)
+    fs.chmod(unreadable, 0o000)
     set_uid(1000)
 
     with pytest.raises(InstallerError) as refused:

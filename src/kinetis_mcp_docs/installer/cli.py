@@ -10,10 +10,12 @@ turned read-only mid-way, say) becomes one line too.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -35,23 +37,6 @@ class _OneLineUsage(click.UsageError):
         click.echo(one_line(f"kinetis-docs: {self.format_message()}"), file=file, err=file is None)
 
 
-def _one_line(error: click.UsageError, ctx: click.Context) -> _OneLineUsage:
-    message = error.format_message().rstrip(".")
-    return _OneLineUsage(f"{message} (see `{ctx.command_path} --help`)", ctx)
-
-
-class _OneLineCommand(click.Command):
-    """Every command: a refused command line is one line (`_OneLineUsage`)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except _OneLineUsage:
-            raise
-        except click.UsageError as error:
-            raise _one_line(error, ctx) from None
-
-
 # `kinetis-docs` alone still shows the help: it is asked for, not refused.
 _HELP_ASKED: tuple[type[click.UsageError], ...] = tuple(
     getattr(click.exceptions, name)
@@ -60,26 +45,39 @@ _HELP_ASKED: tuple[type[click.UsageError], ...] = tuple(
 )
 
 
+@contextlib.contextmanager
+def _usage_in_one_line(ctx: click.Context) -> Iterator[None]:
+    """click's usage errors raised in the block, as one line naming the command's help;
+    the help itself, asked for by `kinetis-docs` alone, stays as it is."""
+    try:
+        yield
+    except click.UsageError as error:
+        if isinstance(error, (_OneLineUsage, *_HELP_ASKED)):
+            raise
+        message = error.format_message().rstrip(".")
+        raise _OneLineUsage(f"{message} (see `{ctx.command_path} --help`)", ctx) from None
+
+
+class _OneLineCommand(click.Command):
+    """Every command: a refused command line is one line (`_OneLineUsage`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        with _usage_in_one_line(ctx):
+            return super().parse_args(ctx, args)
+
+
 class _Group(click.Group):
     command_class = _OneLineCommand
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
+        with _usage_in_one_line(ctx):
             return super().parse_args(ctx, args)
-        except click.UsageError as error:
-            if isinstance(error, (_OneLineUsage, *_HELP_ASKED)):
-                raise
-            raise _one_line(error, ctx) from None
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        try:
+        with _usage_in_one_line(ctx):
             return super().resolve_command(ctx, args)
-        except _OneLineUsage:
-            raise
-        except click.UsageError as error:
-            raise _one_line(error, ctx) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

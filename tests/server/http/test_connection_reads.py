@@ -6,8 +6,11 @@ count as reads do, and a body the answer did not wait for is not read at all."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pytest
 import uvicorn
@@ -19,6 +22,7 @@ from kinetis_mcp_docs.server.http.connections import FREE_READS, LINGER_BYTES
 from tests.support.http import TIMEOUT, request_head, status_of
 
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+T = TypeVar("T")
 Bounded = type[BoundedHttpToolsProtocol] | type[BoundedH11Protocol]
 PROTOCOLS = pytest.mark.parametrize(
     "protocol", [BoundedHttpToolsProtocol, BoundedH11Protocol], ids=["httptools", "h11"]
@@ -48,31 +52,59 @@ def _chunked(body: bytes, size: int) -> bytes:
     return b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks) + b"0\r\n\r\n"
 
 
+@dataclass
+class _Connection:
+    """The route's protocol on one end of a socket pair, and what it wrote to the other."""
+
+    transport: asyncio.Transport
+    protocol: Any
+    theirs: socket.socket
+    written: bytes = b""
+
+    async def read_until(self, done: Callable[[bytes], bool]) -> bytes:
+        """What the protocol wrote, read until `done` says so or it closes its side."""
+        loop = asyncio.get_running_loop()
+        while not done(self.written):
+            read = await loop.sock_recv(self.theirs, 65536)
+            if not read:
+                break
+            self.written += read
+        return self.written
+
+
+@contextlib.asynccontextmanager
+async def _connected(protocol_class: Bounded, app: Any = _ok) -> AsyncIterator[_Connection]:
+    config = uvicorn.Config(app, log_config=None, lifespan="off")
+    config.load()
+    ours, theirs = socket.socketpair()
+    theirs.setblocking(False)
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_accepted_socket(
+        lambda: protocol_class(config, ServerState(), {}), ours
+    )
+    assert isinstance(protocol, protocol_class)
+    try:
+        yield _Connection(transport, protocol, theirs)
+    finally:
+        transport.close()
+        theirs.close()
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(asyncio.wait_for(coroutine, TIMEOUT))
+
+
 def _answer_to_reads(protocol_class: Bounded, reads: list[bytes], app: Any = _ok) -> bytes:
     """What the protocol answers to a connection whose data arrives in `reads`."""
 
     async def run() -> bytes:
-        config = uvicorn.Config(app, log_config=None, lifespan="off")
-        config.load()
-        ours, theirs = socket.socketpair()
-        theirs.setblocking(False)
-        loop = asyncio.get_running_loop()
-        transport, protocol = await loop.connect_accepted_socket(
-            lambda: protocol_class(config, ServerState(), {}), ours
-        )
-        assert isinstance(protocol, protocol_class)
-        try:
+        async with _connected(protocol_class, app) as connection:
             for read in reads:
-                protocol.data_received(read)
-            answer = b""
-            while b"\r\n\r\n" not in answer:  # each answer here is written at once
-                answer += await loop.sock_recv(theirs, 65536)
-            return answer
-        finally:
-            transport.close()
-            theirs.close()
+                connection.protocol.data_received(read)
+            # Each answer here is written at once.
+            return await connection.read_until(lambda written: b"\r\n\r\n" in written)
 
-    return asyncio.run(asyncio.wait_for(run(), TIMEOUT))
+    return _run(run())
 
 
 @PROTOCOLS
@@ -148,29 +180,16 @@ def test_of_a_body_the_answer_did_not_wait_for_at_most_linger_bytes_more_are_rea
     rest = _chunked(b"a" * max(LINGER_BYTES // 8, 64 * chunk), chunk)[:-5]  # never finished
 
     async def run() -> tuple[bytes, int]:
-        config = uvicorn.Config(_refuse_at_once, log_config=None, lifespan="off")
-        config.load()
-        ours, theirs = socket.socketpair()
-        theirs.setblocking(False)
-        loop = asyncio.get_running_loop()
-        transport, bounded = await loop.connect_accepted_socket(
-            lambda: protocol(config, ServerState(), {}), ours
-        )
-        try:
-            bounded.data_received(head + _chunked(b"a" * 1000, 1000)[:-5])
-            answer = b""
-            while not answer.endswith(b"no"):
-                answer += await loop.sock_recv(theirs, 65536)
+        async with _connected(protocol, _refuse_at_once) as connection:
+            connection.protocol.data_received(head + _chunked(b"a" * 1000, 1000)[:-5])
+            answer = await connection.read_until(lambda written: written.endswith(b"no"))
             sent = 0
-            while sent <= 8 * LINGER_BYTES and not transport.is_closing():
-                bounded.data_received(rest)
+            while sent <= 8 * LINGER_BYTES and not connection.transport.is_closing():
+                connection.protocol.data_received(rest)
                 sent += len(rest)
             return answer, sent
-        finally:
-            transport.close()
-            theirs.close()
 
-    answer, sent = asyncio.run(asyncio.wait_for(run(), TIMEOUT))
+    answer, sent = _run(run())
     assert status_of(answer) == 405
     # It once read on for as long as the body timeout allowed.
     assert sent <= LINGER_BYTES + len(rest)
@@ -183,29 +202,15 @@ def test_a_body_the_answer_did_not_wait_for_that_ends_leaves_the_connection_open
     body = b" " * 100_000
 
     async def run() -> bytes:
-        config = uvicorn.Config(_refuse_at_once, log_config=None, lifespan="off")
-        config.load()
-        ours, theirs = socket.socketpair()
-        theirs.setblocking(False)
-        loop = asyncio.get_running_loop()
-        transport, bounded = await loop.connect_accepted_socket(
-            lambda: protocol(config, ServerState(), {}), ours
-        )
-        try:
+        async with _connected(protocol, _refuse_at_once) as connection:
+            bounded = connection.protocol
             bounded.data_received(request_head(length=len(body)) + body[:1000])
-            answers = b""
-            while answers.count(b"no") < 1:
-                answers += await loop.sock_recv(theirs, 65536)
+            await connection.read_until(lambda written: written.count(b"no") == 1)
             bounded.data_received(body[1000:])  # the body's end, after its answer
             bounded.data_received(request_head(length=len(PING)) + PING)  # the next request
-            while answers.count(b"no") < 2:
-                answers += await loop.sock_recv(theirs, 65536)
-            return answers
-        finally:
-            transport.close()
-            theirs.close()
+            return await connection.read_until(lambda written: written.count(b"no") == 2)
 
-    answers = asyncio.run(asyncio.wait_for(run(), TIMEOUT))
+    answers = _run(run())
     assert answers.count(b"405 Method Not Allowed") == 2
 
 
@@ -214,26 +219,12 @@ def _answers_until_closed(protocol_class: Bounded, reads: list[bytes]) -> bytes:
     it closes its writing side."""
 
     async def run() -> bytes:
-        config = uvicorn.Config(_ok, log_config=None, lifespan="off")
-        config.load()
-        ours, theirs = socket.socketpair()
-        theirs.setblocking(False)
-        loop = asyncio.get_running_loop()
-        transport, protocol = await loop.connect_accepted_socket(
-            lambda: protocol_class(config, ServerState(), {}), ours
-        )
-        try:
+        async with _connected(protocol_class) as connection:
             for read in reads:
-                protocol.data_received(read)
-            answers = b""
-            while read := await loop.sock_recv(theirs, 65536):
-                answers += read
-            return answers
-        finally:
-            transport.close()
-            theirs.close()
+                connection.protocol.data_received(read)
+            return await connection.read_until(lambda _written: False)
 
-    return asyncio.run(asyncio.wait_for(run(), TIMEOUT))
+    return _run(run())
 
 
 @PROTOCOLS
