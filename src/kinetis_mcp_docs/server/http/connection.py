@@ -68,6 +68,7 @@ from .connections import (
     TIMED_OUT,
     TOO_MANY,
     connection_bounds,
+    head_bytes,
     table_for,
 )
 
@@ -319,7 +320,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         if self._measured:
             self._measured = False
-        elif self._head_bytes() > MAX_HEAD_BYTES:
+        elif head_bytes(self.url, self.headers) > MAX_HEAD_BYTES:
             self._refusal = HEAD_TOO_LARGE
             raise _Refused
         self._phase = _BODY
@@ -373,11 +374,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             self._refuse_body(refusal)
         else:
             self._refuse_in_turn(refusal)
-
-    def _head_bytes(self) -> int:
-        """About the size of the head the parser just read: its target, its headers, and
-        the request line's and each header's punctuation."""
-        return len(self.url) + 16 + sum(len(name) + len(value) + 4 for name, value in self.headers)
 
     def _refuse_in_turn(self, answer: bytes) -> None:
         """Refuse a request pipelined behind others once their answers have gone out."""

@@ -32,6 +32,7 @@ from .connections import (
     TIMED_OUT,
     TOO_MANY,
     connection_bounds,
+    head_bytes,
     table_for,
 )
 
@@ -79,9 +80,7 @@ class _CountedConnection(h11.Connection):
                 raise h11.RemoteProtocolError("Request body sent in too many pieces")
         elif type(event) is h11.Request:
             self.pieces = self.decoded = 0
-            size = len(event.target) + 16
-            size += sum(len(name) + len(value) + 4 for name, value in event.headers)
-            if size > MAX_HEAD_BYTES:
+            if head_bytes(event.target, event.headers) > MAX_HEAD_BYTES:
                 self.refusal = HEAD_TOO_LARGE
                 raise h11.RemoteProtocolError("Request headers too large")
         return event

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Protocol
 
 from .bounds import ConnectionBounds
@@ -46,6 +47,13 @@ LINGER_BYTES = 1024 * 1024
 FREE_READS = 32
 MIN_PIECE_BYTES = 128
 MIN_BODY_PIECE_BYTES = 512
+
+
+def head_bytes(target: bytes, headers: Iterable[tuple[bytes, bytes]]) -> int:
+    """About the size of a request head a parser has read whole, from what it made of it:
+    its target, its headers, and the punctuation of its request line and of each header.
+    For a head that was not measured as it arrived (see `connection`)."""
+    return len(target) + 16 + sum(len(name) + len(value) + 4 for name, value in headers)
 
 
 def _answer(status: bytes, error: bytes) -> bytes:
