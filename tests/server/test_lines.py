@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import random
+import time
+from collections.abc import Callable
 
 from kinetis_mcp_docs.server.lines import (
     MAX_WINDOW_BYTES,
+    SearchResult,
     line_offset,
     read_window,
     search_lines,
@@ -253,3 +256,34 @@ def test_a_page_of_two_byte_lines_is_windowed_from_its_end() -> None:
     assert window is not None
     assert (window.start_line, window.end_line, window.has_more) == (1_999_900, 2_000_000, False)
     assert window.content == "x\n" * 101
+
+
+def test_a_query_ending_in_a_carriage_return_matches_only_where_the_line_holds_it() -> None:
+    text = "a\rb\r\nkeep\r\r\nend\r\ncr at the end\r"
+    found = search_lines(text, "\r", 1)
+    assert found is not None
+    assert [(m.line, m.content) for m in found.matches] == [
+        (1, "a\rb"),
+        (2, "keep\r"),
+        (4, "cr at the end\r"),
+    ]
+    ending = search_lines(text, "p\r", 1)
+    assert ending is not None
+    assert [m.line for m in ending.matches] == [2]
+
+
+def test_a_query_ending_in_a_carriage_return_costs_about_what_any_search_of_a_page_costs() -> None:
+    # Two million lines of `\r\n` (4 MiB): every line holds a `\r` that is its terminator's.
+    page = "\r\n" * 2**21
+    ordinary = min(_cpu(lambda: search_lines(page, "absent", 1)) for _ in range(5))
+    ending_in_cr = _cpu(lambda: search_lines(page, "\r", 1))
+    assert ending_in_cr < 40 * max(ordinary, 1e-3)
+
+
+def _cpu(search: Callable[[], SearchResult | None]) -> float:
+    began = time.process_time()
+    found = search()
+    spent = time.process_time() - began
+    assert found is not None
+    assert found.matches == []
+    return spent
