@@ -153,6 +153,12 @@ def _limit(literal: str) -> bytes:
     return _call("search_docs", {"query": "", "limit": "LITERAL"}, literal=literal)
 
 
+def _ignoring(literal: str) -> bytes:
+    """A `search_docs` call (no query) whose ignored argument is the JSON text `literal`."""
+    body = _call("search_docs", {"query": "", "limit": "10", "ignored": "LITERAL"})
+    return body.replace(b'"LITERAL"', literal.encode("ascii"))
+
+
 def _in_writes(data: bytes, size: int) -> list[bytes]:
     return [data[start : start + size] for start in range(0, len(data), size)]
 
@@ -258,6 +264,18 @@ def _shapes(quick: bool) -> tuple[dict[str, Shape], list[Shape]]:
             few,
             UPLOAD,
             target=PIECES_TARGET,
+        ),
+        Shape(
+            "2 MB of nested arrays (-32600 before it is parsed)",
+            _posting(_ignoring("[" + ",".join(["[" * 10 + "]" * 10] * (big // 21)) + "]")),
+            few,
+            SEARCH_BIG,
+        ),
+        Shape(
+            "2 MB holding the most structure admitted (4,900 arrays and a string)",
+            _posting(_ignoring("[" + ",".join(["[]"] * 4_900) + f',"{"a" * big}"]')),
+            few,
+            SEARCH_BIG,
         ),
         Shape(
             "`url` at the raw bound (49,152 characters, 4,096 decoded)",

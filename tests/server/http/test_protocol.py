@@ -184,6 +184,32 @@ def test_a_batch_is_refused_whole(tree_server: HttpServer) -> None:
     assert response.json()["id"] is None
 
 
+def _ping_holding(value: str) -> bytes:
+    return b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"ignored":%s}}' % value.encode()
+
+
+def test_a_body_holding_more_values_than_any_request_needs_is_refused_before_it_is_parsed(
+    tree_server: HttpServer,
+) -> None:
+    # Every `[`, `{` and `,` counts, wherever it stands: 10,001 of them are refused.
+    nested = _ping_holding("[" + ",".join(["[" * 10 + "]" * 10] * 90_000) + "]")
+    commas_in_a_string = _ping_holding('"' + "," * 10_001 + '"')
+    for body in (nested, commas_in_a_string):
+        response = tree_server.post(body)
+        error = _error(response, 400, INVALID_REQUEST)
+        assert error["message"] == (
+            "Invalid Request: more than 10000 of the characters [, { and , in one message."
+        )
+        assert response.json()["id"] is None
+    # 10,000 are read as any request is: the envelope's five, and 4,998 arrays with 4,997
+    # commas between them.
+    admitted = _ping_holding("[" + ",".join(["[]"] * 4_997) + ",0]")
+    assert admitted.count(b"[") + admitted.count(b"{") + admitted.count(b",") == 10_000
+    response = tree_server.post(admitted)
+    assert response.status_code == 200, response.text
+    assert response.json() == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
 @pytest.mark.parametrize("body", [b'{"jsonrpc": "2.0",', b"", b"\xff\xfe", b"NaN", b"{} {}"])
 def test_a_body_that_is_not_one_json_value_is_32700(tree_server: HttpServer, body: bytes) -> None:
     response = tree_server.post(body)
@@ -383,6 +409,16 @@ def test_a_tool_name_missing_or_not_a_string_is_an_unknown_tool_error_result(
         "content": [{"type": "text", "text": f"Unknown tool: {shown}"}],
         "isError": True,
     }
+
+
+def test_a_tool_name_of_an_integer_too_long_to_convert_is_shown_as_it_was_sent(
+    tree_server: HttpServer,
+) -> None:
+    digits = "12" * 2_500
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%s}}'
+    response = tree_server.post(body % digits.encode())
+    assert response.status_code == 200
+    assert response.json()["result"]["content"][0]["text"] == f"Unknown tool: {digits}"
 
 
 def test_the_search_result_text_is_the_contract_json_document(tree_server: HttpServer) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from json.encoder import encode_basestring as _string
 from typing import TYPE_CHECKING
 
+from ..codec import LongInteger
 from ..lines import MAX_LINE_COUNT, MAX_WINDOW_BYTES, read_window
 from ..site import NothingReadable
 from ..sources.page_paths import page_path, page_segments
@@ -315,8 +316,12 @@ class FetchPage(_SiteTool):
 
 
 def _unknown_tool(name: object) -> Result:
-    # A name that is not a string (or none at all, `null`) is shown as the JSON it was.
-    shown = name if isinstance(name, str) else json.dumps(name, ensure_ascii=False)
+    # A name that is not a string (or none at all, `null`) is shown as the JSON it was; an
+    # integer too long to convert, as its digits were sent.
+    if isinstance(name, LongInteger):
+        shown = name.text
+    else:
+        shown = name if isinstance(name, str) else json.dumps(name, ensure_ascii=False)
     return text_result(f"Unknown tool: {shown}", is_error=True)
 
 
