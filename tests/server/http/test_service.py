@@ -231,11 +231,12 @@ def test_metrics_are_404_unless_asked_for(start_http: StartHttp, docs_tree: Path
 
 def test_metrics_answer_at_exactly_their_path(start_http: StartHttp, docs_tree: Path) -> None:
     # A proxy that forwards every path but `location = /metrics { deny all; }` was passed by
-    # `/metrics/`, which the route read as `/metrics` as it reads `/api/mcp/` as the route.
+    # `/metrics/`, which the route read as `/metrics` as it reads `/api/mcp/` as the route;
+    # a proxy matching the raw path, by `/%6detrics`, which the server decodes.
     server = start_http("--docs-dir", str(docs_tree), "--metrics")
 
     assert _get(server, "/metrics").status_code == 200
-    for other in ("/metrics/", "/metrics//", "/metrics/x"):
+    for other in ("/metrics/", "/metrics//", "/metrics/x", "/%6detrics", "/metric%73"):
         assert _get(server, other).status_code == 404, other
 
 

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 
 ROUTE = "/api/mcp"
 METRICS_PATH = "/metrics"
+_METRICS_RAW = METRICS_PATH.encode("ascii")
 MAX_BODY_BYTES = MAX_MESSAGE_BYTES  # the one message limit of both transports: 2 MiB
 _MAX_BODY_DIGITS = len(str(MAX_BODY_BYTES))  # a shorter Content-Length cannot pass it
 MAX_THREADS = 32
@@ -361,8 +362,14 @@ class McpRoute:
                 return HEALTHY
             self._limit.refresh_in_background()
             return probe_answer(self.lifecycle.readiness())
-        # Exactly: a proxy denying `= /metrics` must not be passed by `/metrics/`.
-        if scope["path"] == METRICS_PATH and self._metrics is not None:
+        # Exactly, as sent: a proxy denying `= /metrics` must not be passed by `/metrics/`,
+        # nor by `/%6detrics`, which the server decodes to `path` and a proxy matching the
+        # raw path does not.
+        if (
+            scope["path"] == METRICS_PATH
+            and scope.get("raw_path", _METRICS_RAW) == _METRICS_RAW
+            and self._metrics is not None
+        ):
             return await self._metrics_answer(scope)
         return NOT_FOUND
 
