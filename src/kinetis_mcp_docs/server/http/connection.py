@@ -39,6 +39,11 @@ This subclass adds, per `bounds`:
 
 One more thing than bounds: a response's head and its body go out in one write (one
 system call, one TCP segment), where uvicorn writes each as it comes; see `_OneWrite`.
+And one request is read as HTTP/1.1 where llhttp would not: one asking to upgrade the
+connection (`Connection: Upgrade` with an `Upgrade` header, which `curl --http2` sends).
+llhttp takes its body for the new protocol's first bytes, so the route read an empty body
+and answered `-32700`. The route speaks no other protocol, and a server may ignore an
+Upgrade (RFC 9110, section 7.8), as uvicorn's h11 protocol does; see `_upgrade_ignored`.
 
 Every refusal here answers in a small JSON body, then closes as servers close after an
 error: the writing side first, reading and dropping what the client still sends for up to
@@ -51,6 +56,7 @@ Run it with `uvicorn --http kinetis_mcp_docs.server.http.connection:BoundedHttpT
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -104,6 +110,22 @@ _message_complete = HttpToolsProtocol.on_message_complete
 _on_body = HttpToolsProtocol.on_body
 _response_complete = HttpToolsProtocol.on_response_complete
 _send_400 = HttpToolsProtocol.send_400_response
+
+
+# An `Upgrade` header's name at the start of a line, in any case.
+_UPGRADE_HEADER = re.compile(rb"\nupgrade(?=[ \t]*:)", re.IGNORECASE)
+# What it is renamed to: a name of the same length, which llhttp reads as any header.
+_IGNORED_UPGRADE = b"\nx-upgrd"
+
+
+def _upgrade_ignored(data: bytes, end: int) -> bytes:
+    """`data`, a read whose request head ends at `end`, with the head's `Upgrade` header
+    renamed so that llhttp reads the request, body and all, as HTTP/1.1. Looked for only
+    where the head spells the word in one of its usual cases, at the cost of two searches:
+    a client writing it in mixed case gets what llhttp makes of it."""
+    if data.find(b"pgrade", 0, end) < 0 and data.find(b"PGRADE", 0, end) < 0:
+        return data
+    return _UPGRADE_HEADER.sub(_IGNORED_UPGRADE, data[:end]) + data[end:]
 
 
 class _Refused(Exception):
@@ -237,6 +259,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             end = lf + 2 if lf >= 0 else (crlf + 3 if crlf >= 0 else -1)
             if 0 <= end <= MAX_HEAD_BYTES:
                 self._measured = True
+                data = _upgrade_ignored(data, end)
                 _feed(self, data)
                 cycle = self.cycle
                 if self._phase == _BODY or cycle is None or self.scope is not cycle.scope:
@@ -289,7 +312,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         elif self._reads > FREE_READS + size // MIN_PIECE_BYTES:
             self._refuse(HEAD_IN_CRUMBS)
         elif end >= 0:
-            whole = bytes(pending[self._fed :])
+            whole = _upgrade_ignored(bytes(pending[self._fed :]), end - self._fed)
             self._measured = self._fed == 0  # else part of it went to the parser before
             self._pending = bytearray()
             self._fed = self._reads = 0

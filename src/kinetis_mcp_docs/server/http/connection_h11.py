@@ -111,6 +111,12 @@ class BoundedH11Protocol(H11Protocol):
         self._lingering = False
         self._unread: int | None = None  # what is still read of a body answered early
 
+    def _unsupported_upgrade_warning(self) -> None:
+        # h11 reads a request asking to upgrade the connection as HTTP/1.1, as a server may
+        # (RFC 9110, section 7.8), and the route answers it so: uvicorn's two warnings, one
+        # advising a WebSocket library the route turns off on purpose, would mislead.
+        return
+
     # Connections
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
