@@ -337,6 +337,20 @@ def test_the_json_access_log_has_a_line_per_request_with_its_id_and_no_token(
     assert "127.0.0.1" not in json.dumps(lines)
 
 
+def test_a_lone_surrogate_a_client_named_is_logged_as_a_replacement_character(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    # `"\udfff"` is valid JSON; written back as that escape, it made a line that strict JSON
+    # readers (which hold a string to valid Unicode) refuse.
+    server = start_http("--docs-dir", str(docs_tree), "--access-log", "json", *UNLIMITED)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t\\udfff"}}'
+    assert server.post(body).status_code == 200
+    server.wait_for_output('"rpc_method":"tools/call"')
+    (line,) = _log_lines(server)
+    assert line["tool"] == "t\ufffd"
+    assert "\\ud" not in server.output
+
+
 def test_an_unusable_request_id_is_replaced_by_one_made_up(
     start_http: StartHttp, docs_tree: Path
 ) -> None:

@@ -8,8 +8,9 @@
 - `request_id`: the request's `X-Request-Id` when it is 1 to 200 visible ASCII
   characters, else one made up (this worker's random prefix and a count), so that a line
   can be found from either end; the answer carries it back in `X-Request-Id`.
-- `rpc_method` and `tool`: as the request named them (cut to 100 characters), null when
-  there was no JSON-RPC call to read, and `tool` null unless a `tools/call`.
+- `rpc_method` and `tool`: as the request named them (cut to 100 characters, a lone
+  surrogate as U+FFFD), null when there was no JSON-RPC call to read, and `tool` null
+  unless a `tools/call`.
 - `duration_ms`: from the request's arrival at the application to its answer.
   `http_status` 499 is a client that left before its body was whole (nothing answered).
 - `key_hash`: the rate-limit key (a token's digest, or an address), hashed with BLAKE2b
@@ -56,6 +57,12 @@ _Row = tuple[float, bytes, str, str, int, "str | None", "str | None", float, "st
 
 def _json_string(text: str) -> str:
     return dumps(text)
+
+
+def _readable(name: str) -> str:
+    """`name` with each lone surrogate (`"\\ud800"` is valid JSON) as U+FFFD: written as its
+    escape, it made a line that strict JSON readers refuse."""
+    return name.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 try:  # the C function `json` quotes strings with; `dumps` where there is none
@@ -111,10 +118,10 @@ class AccessLog:
     ) -> None:
         # What a client named is cut now: a row is kept until its line is written.
         method, tool, path = note.method, note.tool, scope["path"]
-        if method is not None and len(method) > MAX_NAME:
-            method = method[:MAX_NAME]
-        if tool is not None and len(tool) > MAX_NAME:
-            tool = tool[:MAX_NAME]
+        if method is not None and (len(method) > MAX_NAME or not method.isascii()):
+            method = _readable(method[:MAX_NAME])
+        if tool is not None and (len(tool) > MAX_NAME or not tool.isascii()):
+            tool = _readable(tool[:MAX_NAME])
         if len(path) > MAX_PATH:
             path = path[:MAX_PATH]
         self._rows.add(
