@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess, module_argv
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.support.stdio import INITIALIZE_PARAMS, TIMEOUT, ServerProcess, module_argv
 
 
 def _initialize(argv: list[str]) -> Any:
@@ -41,3 +45,31 @@ def test_initialize_under_docs_dir_says_the_pages_come_from_it_and_is_otherwise_
     # The reading advice is the same, word for word.
     advice = live_said[live_said.index("Read these pages") : live_said.index("whole page.")]
     assert advice in said
+
+
+async def _instructions_seen_by_the_sdk(argv: list[str], errlog: TextIO) -> str | None:
+    """`initialize` as the official MCP Python SDK's client makes it over stdio, and the
+    instructions it was answered with."""
+    command, *arguments = argv
+    parameters = StdioServerParameters(command=command, args=arguments)
+    with anyio.fail_after(TIMEOUT):
+        async with Client(stdio_client(parameters, errlog=errlog)) as client:
+            return client.instructions
+
+
+def test_a_docs_dir_whose_name_is_not_utf8_is_named_readably_to_the_sdk_client(
+    tmp_path: Path,
+) -> None:
+    # The bytes 0xFF 0xFE are no UTF-8: Python holds them as lone surrogates, which once
+    # reached the answer as `\udcff` escapes, and the SDK refused the frame (its initialize
+    # then timed out).
+    docs = tmp_path / os.fsdecode(b"bad\xff\xfebytes")
+    docs.mkdir()
+
+    with (tmp_path / "stderr").open("w") as errlog:
+        said = anyio.run(
+            _instructions_seen_by_the_sdk, [*module_argv(), "--docs-dir", os.fspath(docs)], errlog
+        )
+
+    assert said is not None
+    assert f"local directory of its pages, {tmp_path}/bad\\xff\\xfebytes, read again" in said

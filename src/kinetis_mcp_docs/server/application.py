@@ -17,6 +17,7 @@ from _thread import allocate_lock  # `threading` costs start-up time; a lock is 
 
 from .. import __version__
 from . import catalogue
+from .display import readable
 from .exceptions import (
     DocsError,
     InvalidArguments,
@@ -63,12 +64,15 @@ INSTRUCTIONS = (
 
 
 def local_instructions(directory: str) -> str:
-    """The instructions under `--docs-dir`: where the pages come from is what differs."""
+    """The instructions under `--docs-dir`: where the pages come from is what differs.
+
+    The directory is shown `readable`: a path's bytes that are not UTF-8 would otherwise
+    reach the `initialize` answer as lone surrogates, which a strict client refuses."""
     return (
         "This server serves the Kinetis documentation from a local directory of its pages, "
-        f"{directory}, read again on every call. {_HOW_TO_READ} The pages are whatever that "
-        "directory holds, so they can describe behaviour other than the Kinetis release "
-        f"installed in the project you are working on: {_CHECK_THE_RELEASE}"
+        f"{readable(directory)}, read again on every call. {_HOW_TO_READ} The pages are "
+        "whatever that directory holds, so they can describe behaviour other than the Kinetis "
+        f"release installed in the project you are working on: {_CHECK_THE_RELEASE}"
     )
 
 

@@ -1,0 +1,35 @@
+"""Strings of the server's own (a path, an operating system's message) made fit to write.
+
+Python reads a path, an argument or an environment variable whose bytes are not UTF-8 with
+each such byte held as a lone surrogate (PEP 383's `surrogateescape`: byte 0xFF becomes
+U+DCFF), so that the bytes can be given back to the system unchanged. That string is not
+valid Unicode: UTF-8 cannot encode it, and JSON can carry it only as a `\\udcff` escape,
+which a strict client refuses (the MCP Python SDK's parser rejects "a lone leading
+surrogate" and drops the whole frame, so an `initialize` naming such a directory was never
+answered as far as it could tell). `readable` writes those bytes as `\\xff` instead, the way
+Python's `backslashreplace` shows bytes it cannot decode. A client's own strings (an id, a
+uri) are echoed as they came and never pass through here.
+
+Imports nothing: the stdio server loads this on every client start.
+"""
+
+from __future__ import annotations
+
+
+def readable(text: str) -> str:
+    """`text`, a string the system gave, as valid Unicode: each byte that was not UTF-8 (held
+    as a lone surrogate) written `\\xNN`; any other lone surrogate written `\\udNNN`."""
+    if text.isascii():
+        return text  # the common case, and no surrogate is ASCII
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        # A surrogate that stands for no byte (only U+DC80 to U+DCFF do): no byte to show.
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
