@@ -484,7 +484,10 @@ def test_a_spawn_within_the_window_imports_only_what_answering_needs(
     assert set(ours) & HEAVY_MODULES == set()
 
 
-@pytest.mark.parametrize("argument", ["--bogus", "--docs-dir=/nonexistent"])
+# A newline once split the refusal in two, and an ESC reached the terminal as it was.
+@pytest.mark.parametrize(
+    "argument", ["--bogus", "--docs-dir=/nonexistent", "--docs-dir=/nonexistent\n\x1b[31mx"]
+)
 def test_a_due_spawn_refuses_a_bad_argument_before_it_updates(
     old_install: Install, wheelhouse_environ: dict[str, str], argument: str
 ) -> None:
@@ -504,6 +507,7 @@ def test_a_due_spawn_refuses_a_bad_argument_before_it_updates(
     assert completed.stdout == ""
     (line,) = completed.stderr.splitlines()
     assert line.startswith("kinetis-docs: "), line
+    assert "\x1b" not in line
     assert old_install.envs() == [old_install.original.name]
     assert not old_install.layout.last_update_check.exists()
     assert not old_install.layout.lock.exists()

@@ -63,6 +63,24 @@ def test_docs_dir_reads_the_file_again_on_every_call_and_keeps_the_catalogue(
     assert f"could not read {tmp_path / 'setup.md'}: cannot open the file" in server.stderr
 
 
+def test_a_reason_naming_a_path_with_a_newline_and_an_escape_is_one_line_on_stderr(
+    spawn_server: SpawnServer, tmp_path: Path
+) -> None:
+    # A newline once split the line in two, and the ESC reached a terminal as it was: it
+    # starts the sequence that moves the cursor or changes the colours.
+    docs = tmp_path / "a\nkinetis-docs: b\x1b[31mc"
+    docs.mkdir()
+    server = spawn_server([*module_argv(), "--docs-dir", os.fspath(docs)])
+    missing = server.request("resources/read", {"uri": "kinetis://docs/setup"})
+    assert missing["error"]["code"] == INTERNAL_ERROR
+    assert server.finish() == 0
+
+    path = f"{tmp_path}/a\\nkinetis-docs: b\\x1b[31mc/setup.md"
+    assert server.stderr.splitlines() == [
+        f"kinetis-docs: could not read {path}: cannot open the file (No such file or directory)"
+    ]
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [

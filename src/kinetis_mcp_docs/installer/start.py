@@ -56,6 +56,7 @@ from kinetis_mcp_docs.installer.names import (
     MARKER_NAME,
     SERVER_MODULE,
 )
+from kinetis_mcp_docs.server.display import say
 from kinetis_mcp_docs.server.standard_streams import StdoutClosed, open_standard_streams
 
 _MARKER_BYTES = MARKER_CONTENT.encode()
@@ -185,7 +186,9 @@ def _update(root: str) -> str:
 
 
 def _say(message: str) -> None:
-    print(f"kinetis-docs: {message}", file=sys.stderr, flush=True)
+    # The server's own way (one line, control characters escaped): these lines reach the
+    # same client log as the server's, and they name paths, which may hold anything.
+    say(message)
 
 
 if __name__ == "__main__":

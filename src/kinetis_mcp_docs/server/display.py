@@ -10,10 +10,16 @@ answered as far as it could tell). `readable` writes those bytes as `\\xff` inst
 Python's `backslashreplace` shows bytes it cannot decode. A client's own strings (an id, a
 uri) are echoed as they came and never pass through here.
 
-Imports nothing: the stdio server loads this on every client start.
+A line the server writes on stderr is made from such strings too, and from reasons an
+operating system or a library gave: `stderr_line` keeps it to the one line, starting with
+`kinetis-docs:`, that a client's log (or a person grepping it) reads.
+
+Imports nothing beyond `sys`: the stdio server loads this on every client start.
 """
 
 from __future__ import annotations
+
+import sys
 
 
 def readable(text: str) -> str:
@@ -33,3 +39,32 @@ def readable(text: str) -> str:
         # A surrogate that stands for no byte (only U+DC80 to U+DCFF do): no byte to show.
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return raw.decode("utf-8", "backslashreplace")
+
+
+PREFIX = "kinetis-docs: "
+"""What every line the server writes on stderr starts with, so a client's log can be grepped."""
+
+
+def one_line(text: str) -> str:
+    """`text` `readable`, and kept to one line of a terminal: each control character (a
+    newline in a path, the ESC of an escape sequence) written as a Python string writes it
+    (`\\n`, `\\x1b`), so that a message stays the one line a log or a script reads and
+    cannot move a terminal's cursor or change its colours."""
+    text = readable(text)
+    if text.isprintable():
+        return text
+    return "".join(
+        character if character.isprintable() else character.encode("unicode_escape").decode()
+        for character in text
+    )
+
+
+def stderr_line(message: str) -> str:
+    """The line, without its newline, that says `message` on stderr: `kinetis-docs: ...`."""
+    return PREFIX + one_line(message)
+
+
+def say(message: str) -> None:
+    """Write `message` to stderr as one `kinetis-docs:` line (`stderr_line`); every line the
+    server writes there goes through here or through `stderr_line`."""
+    print(stderr_line(message), file=sys.stderr, flush=True)

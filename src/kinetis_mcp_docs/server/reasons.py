@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
 
+from .display import stderr_line
+
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     import logging
@@ -44,9 +46,15 @@ def to_stderr() -> None:
     as the standalone servers do; a second call changes nothing.
 
     Lines go to `sys.stderr` as it is at the first call: in the stdio server, its never
-    blocking `StderrLog`. They do not propagate further: a server owns its stderr.
+    blocking `StderrLog`. They do not propagate further: a server owns its stderr. Each is
+    kept to one line (`display.stderr_line`): a reason names a path or quotes an error, and
+    a newline or an escape sequence in either would split the line or drive the terminal.
     """
     import logging  # noqa: PLC0415 - see the module's docstring
+
+    class OneLine(logging.Formatter):  # here, since `logging` is imported only here
+        def format(self, record: logging.LogRecord) -> str:
+            return stderr_line(super().format(record))
 
     reasons = logger()
     with _configuring:
@@ -54,7 +62,7 @@ def to_stderr() -> None:
             return
         handler = logging.StreamHandler(sys.stderr)
         handler.set_name(_STDERR_HANDLER)
-        handler.setFormatter(logging.Formatter("kinetis-docs: %(message)s"))
+        handler.setFormatter(OneLine("%(message)s"))
         reasons.addHandler(handler)
         reasons.setLevel(logging.INFO)
         reasons.propagate = False

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import catalogue
+from .display import say
 from .exceptions import PageUnavailable, RejectedUrl
 from .search_index import OWNDOCS, Hit, SearchIndex
 from .sources.page_source import PageFetchError, PageSource
@@ -121,7 +122,7 @@ class NothingReadable(Exception):
 
 
 def _log(message: str) -> None:
-    print(f"kinetis-docs: {message}", file=sys.stderr, flush=True)
+    say(message)
 
 
 class CataloguePages:

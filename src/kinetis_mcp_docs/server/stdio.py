@@ -14,6 +14,7 @@ from _thread import stack_size  # `threading` costs start-up time; this is all i
 from .. import __version__
 from . import reasons
 from .application import DocsApplication
+from .display import say
 from .errors import ERRORS
 from .exceptions import PageUnavailable
 from .methods import method_table
@@ -41,7 +42,7 @@ options:
 """
 # What a person who started the server in a terminal by mistake needs to know.
 TERMINAL_NOTICE = (
-    "kinetis-docs: this is the Kinetis docs MCP server (kinetis-mcp-docs {version}), "
+    "this is the Kinetis docs MCP server (kinetis-mcp-docs {version}), "
     "waiting for JSON-RPC messages on stdin, one per line; an MCP client such as Claude "
     "Code or Codex starts it for you. End it with Ctrl-D (or Ctrl-C)."
 )
@@ -100,7 +101,7 @@ def reserve_stdout() -> int:
 
 
 def _fatal(message: str) -> None:
-    print(f"kinetis-docs: {message}; exiting.", file=sys.stderr, flush=True)
+    say(f"{message}; exiting.")
     if isinstance(sys.stderr, StderrLog):
         sys.stderr.drain()  # bounded: whoever stopped reading stdout may not read stderr
     os._exit(1)
@@ -147,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         open_standard_streams()
     except StdoutClosed as error:
-        print(f"kinetis-docs: {error}; exiting.", file=sys.stderr)
+        say(f"{error}; exiting.")
         return 1
     arguments = sys.argv[1:] if argv is None else argv
     if "-h" in arguments or "--help" in arguments:
@@ -156,11 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         docs_dir = parse_docs_dir(arguments)
     except UsageError as error:
-        # One line whatever the path holds: a newline or an escape sequence written `\\n`.
-        line = "".join(
-            c if c.isprintable() else c.encode("unicode_escape").decode() for c in str(error)
-        )
-        print(f"kinetis-docs: {line}", file=sys.stderr, flush=True)
+        say(str(error))  # one line whatever the path holds (`display.one_line`)
         return 2
     output_fd = reserve_stdout()
     _small_thread_stacks()
@@ -169,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         wakeup.open()
         if os.isatty(0):
-            print(TERMINAL_NOTICE.format(version=__version__), file=sys.stderr, flush=True)
+            say(TERMINAL_NOTICE.format(version=__version__))
         return serve(application, input_fd=0, output_fd=output_fd, wakeup=wakeup.read_fd)
     except KeyboardInterrupt:
         # Ctrl-C is how a person ends a server they started by hand: no traceback.

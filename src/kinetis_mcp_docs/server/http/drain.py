@@ -25,11 +25,12 @@ sets attributes; what it has to say is said on the server's next tick (0.1 s lat
 from __future__ import annotations
 
 import signal
-import sys
 import time
 from typing import Any
 
 import uvicorn
+
+from ..display import say
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,11 +79,9 @@ class DrainingServer(uvicorn.Server):
         if ends is not None and not self.should_exit:
             if not self._announced:
                 self._announced = True
-                print(
-                    f"kinetis-docs: SIGTERM: not ready, still answering for "
-                    f"{self.drain_seconds:g} s, then stopping",
-                    file=sys.stderr,
-                    flush=True,
+                say(
+                    f"SIGTERM: not ready, still answering for {self.drain_seconds:g} s, "
+                    "then stopping"
                 )
             if time.monotonic() >= ends:
                 self.should_exit = True

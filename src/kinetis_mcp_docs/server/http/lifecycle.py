@@ -27,6 +27,8 @@ import time
 import traceback
 from dataclasses import dataclass
 
+from ..display import say
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..site import SitePages
@@ -154,11 +156,9 @@ class Lifecycle:
                 pages.prepare()
             except Exception as error:  # noqa: BLE001 - a failed build is retried, not fatal
                 self._build_failure = f"{type(error).__name__}: {error}"[:200]
-                print(
-                    "kinetis-docs: search index: the first build failed; trying again in "
-                    f"{self._upkeep_seconds:g} s",
-                    file=sys.stderr,
-                    flush=True,
+                say(
+                    "search index: the first build failed; trying again in "
+                    f"{self._upkeep_seconds:g} s"
                 )
                 traceback.print_exc(file=sys.stderr)
                 self._publish()

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import math
-import sys
 import time
 
+from ..display import say
 from .counter import MAX_KEYS, SlidingWindowCounter
 
 TYPE_CHECKING = False
@@ -135,9 +135,7 @@ class RateLimit:
             return
         self._reported_at = now
         # The error names the storage's host, never a key (a token's digest at most).
-        print(
-            f"kinetis-docs: rate limit: the limit storage is unreachable ({reason}); "
-            "serving requests without the limit",
-            file=sys.stderr,
-            flush=True,
+        say(
+            f"rate limit: the limit storage is unreachable ({reason}); "
+            "serving requests without the limit"
         )

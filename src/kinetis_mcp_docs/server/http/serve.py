@@ -14,11 +14,11 @@ import importlib.util
 import os
 import secrets
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from ..display import say
 from .access_log import SALT
 from .bounds import ConnectionBounds
 from .guard import ip_address, is_loopback
@@ -81,7 +81,7 @@ def serve(
         settings = Settings.from_environ()
         ConnectionBounds.from_environ()
     except SettingsError as error:
-        print(f"kinetis-docs: {as_typed(error, options or {})}", file=sys.stderr, flush=True)
+        say(as_typed(error, options or {}))
         return 2
     with _run_environment(settings):
         return _run(host, port, workers, settings, access_log=access_log, options=options or {})
@@ -122,7 +122,7 @@ def _run(
     # and port the socket really has (`--port 0` picks one).
     listening = config.bind_socket()
     for line in startup_lines(host, listening.getsockname(), settings, options):
-        print(f"kinetis-docs: {line}", file=sys.stderr, flush=True)
+        say(line)
     try:
         if workers > 1:
             return Workers(config, listening, workers, settings.drain_seconds).run()

@@ -24,6 +24,7 @@ import signal
 import sys
 import threading
 
+from ..display import say
 from .drain import DrainingServer
 
 TYPE_CHECKING = False
@@ -125,20 +126,10 @@ class Workers:
             if self._stopping:
                 continue
             if process.exitcode == STARTUP_FAILURE:
-                print(
-                    f"kinetis-docs: a worker failed to start (status {process.exitcode}); "
-                    "stopping the others",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                say(f"a worker failed to start (status {process.exitcode}); stopping the others")
                 self._failed = self._stopping = True
                 self._forward(signal.SIGINT)
                 continue
-            print(
-                f"kinetis-docs: worker {process.pid} ended (status {process.exitcode}); "
-                "starting another",
-                file=sys.stderr,
-                flush=True,
-            )
+            say(f"worker {process.pid} ended (status {process.exitcode}); starting another")
             running.append(self._start())
         self._processes = running
