@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import os
 import pty
+import re
 import signal
 import subprocess
 import time
@@ -23,6 +24,7 @@ from tests.support.stdio import TIMEOUT, assert_only_frames, module_argv, serve_
 
 INDEX = "kinetis://docs/index"
 REPOSITORY_DOCS = Path(__file__).resolve().parents[2] / "docs"
+_MODULE = "python -m kinetis_mcp_docs.server"
 
 
 @pytest.mark.parametrize("argv", [serve_argv(), module_argv()], ids=["serve", "module"])
@@ -161,6 +163,32 @@ def test_serve_refuses_a_bad_command_line_in_one_line_with_exit_status_2(
     assert completed.returncode == 2
     assert completed.stdout == b""
     assert completed.stderr.decode().splitlines() == [f"kinetis-docs: {line.format(**paths)}"]
+
+
+def _documented_refusals() -> dict[str, str]:
+    """docs/server.md's table of what each way to start the server says to an unknown option:
+    the first command of each row, and the line."""
+    text = (REPOSITORY_DOCS / "server.md").read_text(encoding="utf-8")
+    table = text[text.index("| Started as | Given `--no-such-option`") :].split("\n\n")[0]
+    rows = re.findall(r"^\| `([^`]+)`[^|]*\| (`+)(.+?)\2 \|$", table, flags=re.MULTILINE)
+    return {command: line.strip() for command, _, line in rows}
+
+
+def test_an_unknown_option_is_refused_in_the_words_the_server_page_gives() -> None:
+    # The page once said that both name `kinetis-docs serve --help`; only serve does.
+    documented = _documented_refusals()
+    said = {}
+    for command, argv in [("kinetis-docs serve", serve_argv()), (_MODULE, module_argv())]:
+        completed = subprocess.run(
+            [*argv, "--no-such-option"],
+            input=b"",
+            capture_output=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert completed.returncode == 2
+        (said[command],) = completed.stderr.decode().splitlines()
+    assert said == documented
 
 
 def test_help_describes_the_server_and_its_option() -> None:
