@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,20 @@ def test_a_page_whose_name_holds_a_percent_is_found_at_a_url_fetch_page_reads_ba
         fetched = server.call_tool("fetch_page", {"url": url})
         assert "isError" not in fetched, url
         assert json.loads(tool_text(fetched))["content"].startswith(f"# {hit['title']}")
+
+
+@pytest.mark.parametrize("ranking", ["owndocs", "relevance"])
+def test_a_page_whose_name_is_not_utf8_is_left_out_and_the_tree_is_searched(
+    start_http: StartHttp, tmp_path: Path, ranking: str
+) -> None:
+    # No URL decodes to such a name; indexing it failed, and with it every search.
+    root = write_tree(tmp_path / "tree", {"plain.md": "# plain\n\nshared word\n"})
+    for name in (b"bad\xff.md", b"dir\xfe/page.md"):
+        page = root / os.fsdecode(name)
+        page.parent.mkdir(exist_ok=True)
+        page.write_text("# odd\n\nshared word\n")
+    server = start_http("--docs-dir", str(root), "--ranking", ranking, *UNLIMITED)
+    assert [hit["url"] for hit in _results(server, {"query": "shared"})] == ["/plain"]
 
 
 TOO_LONG = "Query too long: at most 1000 characters and 32 different words."

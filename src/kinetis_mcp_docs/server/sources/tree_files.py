@@ -163,7 +163,9 @@ def _url_of(relative: str, files: Mapping[str, object]) -> str | None:
     """The URL path `read_page` maps to the file at `relative`, written so that `fetch_page`,
     which percent-decodes a URL, reads it back: a `%` in a name as `%25`. None when another
     file wins the URL, or when no URL can name the file: `fetch_page` reads a backslash as
-    `/`, so a name holding one is never served, and is not listed."""
+    `/`, so a name holding one is never served, and is not listed; nor is a name whose
+    bytes are not UTF-8 (held as lone surrogates), which a URL's UTF-8 never decodes to,
+    and which broke the search index of the whole tree."""
     stem = relative.rsplit(".", 1)[0]
     urls = [stem]
     if stem == "index" or stem.endswith("/index"):
@@ -172,9 +174,19 @@ def _url_of(relative: str, files: Mapping[str, object]) -> str | None:
         for candidate in candidates(url):
             if candidate in files:
                 if candidate == relative:
-                    return None if "\\" in url else _written(url)
+                    return None if "\\" in url or not _utf8(url) else _written(url)
                 break
     return None
+
+
+def _utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _written(url: str) -> str:
