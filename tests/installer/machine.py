@@ -229,3 +229,13 @@ def add_http_registration(machine: Machine, kind: str) -> None:
         timeout=60,
     )
     stub.clear_log()
+
+
+def python_removed(environment: Path) -> str:
+    """What a Python upgrade that removes the interpreter `environment` was made from
+    leaves: its `bin/python` links to nothing. Returns where it linked to now."""
+    python = environment / "bin" / "python"
+    gone = environment.parent.parent.parent / "removed-python" / "bin" / "python3.9"
+    python.unlink()
+    python.symlink_to(gone)
+    return os.fspath(gone)

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.installer.install_dir.advice import from_checkout, install_here, kinetis_docs
+from kinetis_mcp_docs.installer.install_dir.advice import (
+    from_checkout,
+    install_here,
+    kinetis_docs,
+    with_new_python,
+)
 from kinetis_mcp_docs.installer.layout import InstallLayout
 
 
@@ -25,6 +30,7 @@ def test_an_installs_own_command_is_named_with_its_directory_unless_it_is_the_de
         command.parent.mkdir(parents=True)
         command.write_text("#!/bin/sh\n")
         command.chmod(0o755)
+        command.with_name("python").symlink_to("/bin/sh")
 
     assert kinetis_docs(home / ".kinetis-mcp-docs", "status") == (
         f"{home}/.kinetis-mcp-docs/current/bin/kinetis-docs status"
@@ -44,6 +50,28 @@ def test_with_no_command_of_its_own_a_setup_is_the_readmes_from_a_clone(home: Pa
     assert kinetis_docs(root, "setup", "codex") == install_here(root, "codex")
     assert install_here(home / ".kinetis-mcp-docs", "codex") == (
         ".venv/bin/nox -s setup_from_source -- codex"
+    )
+
+
+def test_an_install_whose_python_is_gone_is_set_up_again_from_a_clone_with_a_new_venv(
+    home: Path,
+) -> None:
+    root = home / "stranded"
+    command = InstallLayout(root).command
+    command.parent.mkdir(parents=True)
+    command.write_text(f"#!{command.with_name('python')}\n")
+    command.chmod(0o755)
+    command.with_name("python").symlink_to(home / "removed" / "python3.9")
+    checkout = home / "my checkout"
+
+    assert kinetis_docs(root, "setup") == install_here(root)
+    assert with_new_python(root, "codex") == (
+        "rm -rf .venv && python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && "
+        f"KINETIS_MCP_DOCS_DIR={root} .venv/bin/nox -s setup_from_source -- codex"
+    )
+    assert with_new_python(home / ".kinetis-mcp-docs", checkout=checkout) == (
+        f"cd '{checkout}' && rm -rf .venv && python3 -m venv .venv && .venv/bin/pip install "
+        "'nox[uv]' && .venv/bin/nox -s setup_from_source"
     )
 
 

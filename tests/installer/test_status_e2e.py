@@ -23,6 +23,7 @@ from tests.installer.machine import (
     add_http_registration,
     closed_port,
     machine_at,
+    python_removed,
 )
 
 DAY = 86_400
@@ -387,3 +388,69 @@ def test_status_of_a_source_install_says_how_it_takes_its_checkouts_changes(
         f"`cd {checkout} && .venv/bin/nox -s setup_from_source` (Claude Code), which builds "
         "its wheelhouse again"
     )
+
+
+def test_an_install_whose_python_is_gone_names_setup_with_a_python_there_is_now(
+    installed: Machine,
+) -> None:
+    machine = installed
+    current = machine.install / "envs" / machine.current()
+    gone = python_removed(current)
+
+    result = machine.run("status")
+
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert (
+        f"  Current: kinetis-mcp-docs 1.0.1 in {current}, which cannot run: its Python, {gone}, "
+        "is gone"
+    ) in lines
+    new_python = (
+        "run setup again with a Python you have now, from a clone of kinetis-mcp-docs (whose "
+        ".venv is made again, since it links to the Python that went too): `rm -rf .venv && "
+        "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && "
+        f"KINETIS_MCP_DOCS_DIR={machine.install} .venv/bin/nox -s setup_from_source -- --live` "
+        "(Claude Code)"
+    )
+    problems = lines[lines.index(next(line for line in lines if line.endswith(" problems:"))) :]
+    python = machine.install / "current" / "bin" / "python"
+    assert problems[1:3] == [
+        (
+            "  - Claude Code cannot read pages through its kinetis-docs: the command could not "
+            f"start: {python} could not be started ([Errno 2] No such file or directory: "
+            f"'{python}'). The server wrote nothing to stderr."
+        ),
+        f"    Fix: {new_python}",
+    ]
+    assert (
+        f"  - The environment {machine.install / 'current'} points at, {current}, cannot run: "
+        f"its Python, {gone}, is gone"
+    ) in problems
+    fixes = [line for line in problems if line.startswith("    Fix: ")]
+    assert fixes[-1] == f"    Fix: {new_python}"
+    # Its own command cannot start: no fix names it.
+    assert os.fspath(machine.own_command) not in result.stdout
+    assert "index.md" not in result.stdout
+
+
+def test_after_setup_with_another_python_previous_is_shown_as_no_rollback(
+    installed: Machine,
+) -> None:
+    machine = installed
+    stranded = machine.install / "envs" / machine.current()
+    gone = python_removed(stranded)
+
+    assert machine.setup().returncode == 0
+    code, report = _status_json(machine)
+
+    assert code == 0, report["problems"]
+    assert report["install"]["current"]["cannot_run"] is None
+    assert report["install"]["previous"] == {
+        "path": os.fspath(stranded),
+        "version": "1.0.1",
+        "cannot_run": f"its Python, {gone}, is gone",
+    }
+    assert (
+        f"  Previous: kinetis-mcp-docs 1.0.1 in {stranded}, which cannot run: its Python, "
+        f"{gone}, is gone; not one to roll back to"
+    ) in machine.run("status").stdout.splitlines()

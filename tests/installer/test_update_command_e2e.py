@@ -10,7 +10,7 @@ import pytest
 
 from kinetis_mcp_docs.installer.envs.metadata import environment_version
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
-from tests.installer.machine import MARKER, Machine, closed_port, machine_at
+from tests.installer.machine import MARKER, Machine, closed_port, machine_at, python_removed
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning
 from tests.support.wheelhouse import wheelhouse_pip_env
 
@@ -125,6 +125,31 @@ def test_an_update_whose_wheelhouse_is_gone_says_so_in_one_line_and_changes_noth
         "now.\n"
     )
     assert old_machine.current() == serving
+
+
+def test_an_update_of_an_install_whose_python_is_gone_names_setup_with_a_python_there_is_now(
+    installed: Machine,
+) -> None:
+    machine = installed
+    serving = machine.current()
+    gone = python_removed(machine.install / "envs" / serving)
+    files = sorted(path.name for path in machine.install.iterdir())
+
+    result = machine.run("update")
+
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"kinetis-docs: Cannot update {machine.install}: the environment "
+        f"{machine.install / 'current'} points at cannot run: its Python, {gone}, is gone. Run "
+        "setup again with a Python you have now, from a clone of kinetis-mcp-docs (whose .venv "
+        "is made again, since it links to the Python that went too): `rm -rf .venv && python3 "
+        "-m venv .venv && .venv/bin/pip install 'nox[uv]' && "
+        f"KINETIS_MCP_DOCS_DIR={machine.install} .venv/bin/nox -s setup_from_source` (add "
+        "`-- codex` for Codex). Nothing was changed.\n"
+    )
+    assert machine.current() == serving
+    assert sorted(path.name for path in machine.install.iterdir()) == files
 
 
 def test_update_with_nothing_installed_names_setup(

@@ -48,6 +48,7 @@ from kinetis_mcp_docs.installer.commands.status_report import (
     Problem,
     Status,
 )
+from kinetis_mcp_docs.installer.envs.interpreter import interpreter_problem
 from kinetis_mcp_docs.installer.envs.links import current_environment, previous_environment
 from kinetis_mcp_docs.installer.envs.metadata import environment_version
 from kinetis_mcp_docs.installer.errors import InstallerError
@@ -55,6 +56,7 @@ from kinetis_mcp_docs.installer.install_dir.advice import (
     from_checkout,
     install_here,
     kinetis_docs,
+    with_new_python,
 )
 from kinetis_mcp_docs.installer.install_dir.ownership import (
     Found,
@@ -88,9 +90,21 @@ def gather_status(environ: Mapping[str, str]) -> Status:
     root = resolve_directory(environ)
     problems: list[Problem] = []
     checkout = _checkout(root)
-    clients = [_client_status(client, root, environ, problems, checkout) for client in CLIENTS]
-    install = _install_status(root, environ, clients, problems)
+    stranded = _stranded(root)
+    clients = [
+        _client_status(client, root, environ, problems, checkout=checkout, stranded=stranded)
+        for client in CLIENTS
+    ]
+    install = _install_status(root, environ, clients, problems, stranded)
     return Status(install, clients, problems)
+
+
+def _stranded(root: Path) -> str | None:
+    """Why the environment `current` points at cannot run (its Python is gone), or None."""
+    if not isinstance(ownership(root), Found):
+        return None
+    current = current_environment(InstallLayout(root))
+    return None if current is None else interpreter_problem(current)
 
 
 def _checkout(root: Path) -> Path | None:
@@ -109,7 +123,9 @@ def _client_status(
     root: Path,
     environ: Mapping[str, str],
     problems: list[Problem],
+    *,
     checkout: Path | None,
+    stranded: str | None,
 ) -> ClientStatus:
     cli = client.cli_on_path()
     if cli is None:
@@ -129,13 +145,28 @@ def _client_status(
     runs_here = registration.runs_from(root)
     other = registration.install_directory
     setup = _setup(client, registration, root, checkout)
-    read = _read_page(client, registration, environ, problems, setup) if runs_here else None
+    reinstall = f"`{setup}` reinstalls and registers it again"
+    if stranded is not None:
+        # Its own setup cannot start either: a clone's, with the Python there is now.
+        arguments = _session_arguments(client, registration.pages)
+        reinstall = _with_new_python(root, checkout, [(client.label, arguments)])
+    read = None
+    if runs_here:
+        read = _read_page(
+            client,
+            registration,
+            environ,
+            problems,
+            setup=setup,
+            stranded=stranded,
+            reinstall=reinstall,
+        )
     status = registration.status
     if runs_here and status is not None and ("Connected" not in status or "Failed" in status):
         problems.append(
             Problem(
                 f"{client.label} reports {SERVER_NAME} as {status!r}, not Connected",
-                f"`{client.check_hint()}` says why; `{setup}` reinstalls and registers it again",
+                f"`{client.check_hint()}` says why; {reinstall}",
             )
         )
     return ClientStatus(
@@ -176,19 +207,30 @@ def _read_page(
     registration: Registration,
     environ: Mapping[str, str],
     problems: list[Problem],
+    *,
     setup: str,
+    stranded: str | None,
+    reinstall: str,
 ) -> PageRead:
-    """Setup's four messages through the registered command, as `client` starts it."""
+    """Setup's four messages through the registered command, as `client` starts it.
+
+    `reinstall` is the fix that installs and registers it again; with `stranded` (the
+    environment's Python is gone) it is the fix whatever the server said."""
     env = client.launch_environment(environ, registration.env)
     try:
         version = verify_server(registration.argv, env)
     except ServerCheckFailed as failure:
         detail = failure.account()
-        # A pages directory that is gone or unreadable may stop the server at start.
-        if failure.problem.code == READ_FAILED or registration.pages is not None:
-            fix = f"{read_hint(registration.pages)}, then run `{setup}`"
+        pages = registration.pages
+        # A page the server could not read, or a pages directory that is gone, which stops
+        # the server at its start; any other failure is not the pages' doing.
+        pages_failed = pages is not None and not (
+            Path(pages).is_dir() and os.access(pages, os.R_OK | os.X_OK)
+        )
+        if stranded is None and (failure.problem.code == READ_FAILED or pages_failed):
+            fix = f"{read_hint(pages)}, then run `{setup}`"
         else:
-            fix = f"`{setup}` reinstalls and registers it again"
+            fix = reinstall
         problems.append(
             Problem(f"{client.label} cannot read pages through its {SERVER_NAME}: {detail}", fix)
         )
@@ -198,7 +240,11 @@ def _read_page(
 
 
 def _install_status(
-    root: Path, environ: Mapping[str, str], clients: list[ClientStatus], problems: list[Problem]
+    root: Path,
+    environ: Mapping[str, str],
+    clients: list[ClientStatus],
+    problems: list[Problem],
+    stranded: str | None,
 ) -> InstallStatus:
     chosen_by = DIR_ENVIRONMENT_VARIABLE if environ.get(DIR_ENVIRONMENT_VARIABLE) else "default"
     found = ownership(root)
@@ -225,12 +271,24 @@ def _install_status(
                 _setup_either(root, checkout, clients) + " again",
             )
         )
+    elif stranded is not None:
+        running = [client for client in clients if client.runs_this_install]
+        chosen = running or [ClientStatus("Claude Code", None), ClientStatus("Codex", None)]
+        problems.append(
+            Problem(
+                f"The environment {layout.current} points at, {current}, cannot run: {stranded}",
+                _with_new_python(
+                    root, checkout, [(c.client, _checkout_arguments(c)) for c in chosen]
+                ),
+            )
+        )
     if not any(client.runs_this_install for client in clients):
         problems.append(
             Problem(
                 f"No client is registered to run {root}", _setup_either(root, checkout, clients)
             )
         )
+    previous = previous_environment(layout)
     now = time.time()
     last = read_last_check(layout.last_update_check)
     failure = read_failure(layout.last_update_failure)
@@ -255,8 +313,8 @@ def _install_status(
         chosen_by,
         "installed",
         f"its {MARKER_NAME} marker proves it an install of this tool",
-        current=_environment(current),
-        previous=_environment(previous_environment(layout)),
+        current=_environment(current, stranded),
+        previous=_environment(previous, _cannot_run(previous)),
         last_update_check=None if last is None else _utc(last),
         next_update_check=next_check,
         last_failed_update=None if failure is None else _utc(failure[0]),
@@ -323,8 +381,30 @@ def _install_fix(root: Path, clients: list[ClientStatus]) -> str:
     return f"install it {here}"
 
 
-def _environment(env: Path | None) -> EnvironmentStatus | None:
-    return None if env is None else EnvironmentStatus(os.fspath(env), environment_version(env))
+def _environment(env: Path | None, cannot_run: str | None = None) -> EnvironmentStatus | None:
+    if env is None:
+        return None
+    return EnvironmentStatus(os.fspath(env), environment_version(env), cannot_run)
+
+
+def _cannot_run(env: Path | None) -> str | None:
+    return None if env is None else interpreter_problem(env)
+
+
+def _with_new_python(
+    root: Path, checkout: Path | None, clients: list[tuple[str, list[str]]]
+) -> str:
+    """Setup again, for the clients named with their session arguments, from a clone with
+    the Python there is now: the install's own command cannot start without its Python."""
+    where = "a clone of kinetis-mcp-docs" if checkout is None else f"its checkout, {checkout}"
+    commands = " or ".join(
+        f"`{with_new_python(root, *arguments, checkout=checkout)}` ({label})"
+        for label, arguments in clients
+    )
+    return (
+        f"run setup again with a Python you have now, from {where} (whose .venv is made "
+        f"again, since it links to the Python that went too): {commands}"
+    )
 
 
 def _utc(seconds: float) -> str:

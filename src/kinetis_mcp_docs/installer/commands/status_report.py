@@ -66,6 +66,8 @@ class EnvironmentStatus:
 
     path: str
     version: str | None
+    # Why it cannot run (its Python is gone), or None.
+    cannot_run: str | None = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,10 @@ def render(status: Status) -> list[str]:
     lines.append(f"  State: {install.state}: {install.detail}")
     if install.state == "installed":
         lines.append(f"  Current: {_shown(install.current)}")
-        lines.append(f"  Previous: {_shown(install.previous)}")
+        previous = _shown(install.previous)
+        if install.previous is not None and install.previous.cannot_run is not None:
+            previous += "; not one to roll back to"
+        lines.append(f"  Previous: {previous}")
         lines.append(f"  Last update check: {install.last_update_check or 'none recorded'}")
         if install.last_failed_update is not None:
             lines.append(
@@ -154,7 +159,8 @@ def render(status: Status) -> list[str]:
 def _shown(env: EnvironmentStatus | None) -> str:
     if env is None:
         return "none"
-    return f"kinetis-mcp-docs {env.version or '(version unreadable)'} in {env.path}"
+    shown = f"kinetis-mcp-docs {env.version or '(version unreadable)'} in {env.path}"
+    return shown if env.cannot_run is None else f"{shown}, which cannot run: {env.cannot_run}"
 
 
 def _client_lines(client: ClientStatus) -> list[str]:

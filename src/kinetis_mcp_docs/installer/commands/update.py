@@ -13,8 +13,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS
+from kinetis_mcp_docs.installer.envs.interpreter import interpreter_problem
+from kinetis_mcp_docs.installer.envs.links import current_environment
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.advice import from_checkout, install_here
+from kinetis_mcp_docs.installer.install_dir.advice import (
+    from_checkout,
+    install_here,
+    with_new_python,
+)
 from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
 from kinetis_mcp_docs.installer.install_dir.package_source import read_source
 from kinetis_mcp_docs.installer.update import update_now
@@ -33,11 +39,23 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
             f"Nothing is installed in {root}; install it from a clone of kinetis-mcp-docs with "
             f"`{install_here(root)}` (or `{install_here(root, 'codex')}`), as its README says."
         )
+    source = read_source(layout)
+    checkout = None if source is None else source.checkout()
+    current = current_environment(layout)
+    stranded = None if current is None else interpreter_problem(current)
+    if stranded is not None:
+        # No update can build from an interpreter that cannot start; nor can its own setup.
+        where = "a clone of kinetis-mcp-docs" if checkout is None else f"its checkout, {checkout}"
+        raise InstallerError(
+            f"Cannot update {root}: the environment {layout.current} points at cannot run: "
+            f"{stranded}. Run setup again with a Python you have now, from {where} (whose "
+            f".venv is made again, since it links to the Python that went too): "
+            f"`{with_new_python(root, checkout=checkout)}` (add `-- codex` for Codex). "
+            "Nothing was changed."
+        )
     say(f"Updating the install in {root}")
     deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
     switched = update_now(layout, deadline=deadline, say=say)
-    source = read_source(layout)
-    checkout = None if source is None else source.checkout()
     if switched is None and checkout is not None:
         say(
             f"It is a source install of {checkout}, which takes the checkout's changes with "

@@ -26,6 +26,9 @@ from kinetis_mcp_docs.installer.names import (
 
 # What installs from a clone of this project, run in it (the README's first command).
 SESSION = ".venv/bin/nox -s setup_from_source"
+# What makes a clone's own environment again with the Python on PATH: after a Python
+# upgrade its `.venv` links to the interpreter that went too (troubleshooting.md).
+NEW_VENV = "rm -rf .venv && python3 -m venv .venv && .venv/bin/pip install 'nox[uv]'"
 
 
 def kinetis_docs(root: Path, *words: str, pages: str | None = None) -> str:
@@ -41,8 +44,10 @@ def kinetis_docs(root: Path, *words: str, pages: str | None = None) -> str:
         settings.append(_directory_setting(root))
     if pages is not None:
         settings.append(f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(pages)}")
-    command = InstallLayout(root).command
-    if os.access(command, os.X_OK):
+    layout = InstallLayout(root)
+    command = layout.command
+    # A script whose interpreter is gone cannot run: `exists` follows the link.
+    if os.access(command, os.X_OK) and os.path.exists(layout.python(layout.current)):  # noqa: PTH110
         return " ".join([*settings, shlex.quote(os.fspath(command)), *words])
     if words[:1] == ("setup",):
         # No command of its own to run it with: the README's, in a clone.
@@ -66,6 +71,17 @@ def install_here(root: Path, *arguments: str) -> str:
     exists, and the package is not on PyPI yet, so from a clone, as its README says."""
     setting = [] if root == resolve_directory({}) else [_directory_setting(root)]
     return " ".join([*setting, SESSION, *(["--", *arguments] if arguments else [])])
+
+
+def with_new_python(root: Path, *arguments: str, checkout: Path | None = None) -> str:
+    """Setup again with the Python the user has now, for an install whose interpreter is
+    gone: from a clone (`checkout`, for a source install), whose `.venv` is made again
+    first, since it links to the interpreter that went too."""
+    setting = [] if root == resolve_directory({}) else [_directory_setting(root)]
+    steps = [] if checkout is None else [f"cd {shlex.quote(os.fspath(checkout))}"]
+    steps.append(NEW_VENV)
+    steps.append(" ".join([*setting, SESSION, *(["--", *arguments] if arguments else [])]))
+    return " && ".join(steps)
 
 
 def _directory_setting(root: Path) -> str:
