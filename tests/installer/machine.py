@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.clients import StubClient, install_stub, stub_at
 from tests.support.processes import sigint_restored
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
@@ -239,3 +241,36 @@ def python_removed(environment: Path) -> str:
     python.unlink()
     python.symlink_to(gone)
     return os.fspath(gone)
+
+
+def read_only(directory: Path) -> list[str] | None:
+    """A command prefix that runs a program with `directory` read-only, or None here."""
+    prefix = [
+        "unshare",
+        "--map-root-user",
+        "--mount",
+        "sh",
+        "-c",
+        'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"',
+        os.fspath(directory),
+    ]
+    try:
+        attempt = subprocess.run(
+            [*prefix, "sh", "-c", 'touch "$0/.write-test"', os.fspath(directory)],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except OSError:
+        return None
+    if attempt.returncode == 0 or (directory / ".write-test").exists():
+        return None
+    return prefix if b"Read-only file system" in attempt.stderr else None
+
+
+def read_only_or_skip(directory: Path) -> list[str]:
+    """`read_only(directory)`, or the test skipped where no mount namespace is allowed."""
+    prefix = read_only(directory)
+    if prefix is None:
+        pytest.skip("no private mount namespace here to make a directory read-only")
+    return prefix

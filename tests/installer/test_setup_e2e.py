@@ -29,6 +29,7 @@ from tests.installer.machine import (
     closed_port,
     environments,
     machine_at,
+    read_only_or_skip,
 )
 from tests.support.clients import StubClient
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning, wait_for
@@ -304,31 +305,6 @@ def test_setup_never_makes_or_opens_its_lock_file_through_a_planted_link(
     ]
 
 
-def _read_only(directory: Path) -> list[str] | None:
-    """A command prefix that runs a program with `directory` read-only, or None here."""
-    prefix = [
-        "unshare",
-        "--map-root-user",
-        "--mount",
-        "sh",
-        "-c",
-        'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"',
-        os.fspath(directory),
-    ]
-    try:
-        probe = subprocess.run(
-            [*prefix, "sh", "-c", 'touch "$0/.probe"', os.fspath(directory)],
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
-    except OSError:
-        return None
-    if probe.returncode == 0 or (directory / ".probe").exists():
-        return None
-    return prefix if b"Read-only file system" in probe.stderr else None
-
-
 @pytest.mark.parametrize(
     "state",
     [
@@ -365,11 +341,13 @@ def test_setup_over_an_install_in_an_odd_state_is_one_line_and_switches_nothing(
         (install / ".last-update-check").mkdir()
         expected = f"{install / '.last-update-check'} is a directory"
     else:
-        read_only = _read_only(install)
-        if read_only is None:
-            pytest.skip("no private mount namespace here to make a directory read-only")
-        wrapper = read_only
-        expected = "Read-only file system"
+        wrapper = read_only_or_skip(install)
+        # Among the prerequisites, with the fix, rather than at the lock with none.
+        expected = (
+            f"Refusing to install into {install}: {install} cannot be written (it is on a "
+            "read-only file system). Nothing was changed there; choose a writable location "
+            "with KINETIS_MCP_DOCS_DIR, or fix the permissions, and run setup again."
+        )
     entries = (
         sorted(path.name for path in (install / "envs").iterdir())
         if state not in {"envs-is-a-file"}

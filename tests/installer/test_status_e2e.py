@@ -24,6 +24,7 @@ from tests.installer.machine import (
     closed_port,
     machine_at,
     python_removed,
+    read_only_or_skip,
 )
 
 DAY = 86_400
@@ -454,3 +455,24 @@ def test_after_setup_with_another_python_previous_is_shown_as_no_rollback(
         f"  Previous: kinetis-mcp-docs 1.0.1 in {stranded}, which cannot run: its Python, "
         f"{gone}, is gone; not one to roll back to"
     ) in machine.run("status").stdout.splitlines()
+
+
+def test_status_of_an_install_that_cannot_be_written_says_no_update_can_happen(
+    installed: Machine,
+) -> None:
+    machine = installed
+
+    result = machine.run("status", wrapper=read_only_or_skip(machine.install))
+
+    assert result.returncode == 1, result.stdout
+    assert result.stdout.splitlines()[-3:] == [
+        "1 problem:",
+        (
+            f"  - {machine.install} cannot be written (it is on a read-only file system), so no "
+            "update can happen: neither a client start's, nor `update`, nor setup"
+        ),
+        (
+            "    Fix: choose a writable location with KINETIS_MCP_DOCS_DIR, or fix the "
+            "permissions (then run setup there)"
+        ),
+    ]

@@ -18,6 +18,7 @@ from tests.installer.machine import (
     add_http_registration,
     assert_answers_four_messages,
     machine_at,
+    read_only_or_skip,
 )
 from tests.support.clients import install_stub
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning
@@ -148,6 +149,30 @@ def test_uninstall_refuses_a_directory_that_is_not_an_install_touching_nothing(
     assert sorted(path.name for path in machine.home.iterdir()) == ["notes.txt"]
     assert machine.claude.calls() == []
     assert "kinetis-docs" in machine.claude.registrations()
+
+
+def test_uninstall_of_an_install_it_cannot_write_keeps_the_registration_and_says_why(
+    installed: Machine,
+) -> None:
+    machine = installed
+    machine.claude.clear_log()
+    entries = sorted(path.name for path in machine.install.iterdir())
+
+    result = machine.run("uninstall", wrapper=read_only_or_skip(machine.install))
+
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"kinetis-docs: Cannot remove {machine.install}: {machine.install} cannot be written "
+        "(it is on a read-only file system). Nothing was changed, Claude Code's kinetis-docs "
+        "registration included; make it writable (fix the permissions, or remount it "
+        "read-write), then run uninstall again.\n"
+    )
+    assert machine.claude.calls() == []
+    assert machine.claude.registrations()["kinetis-docs"]["command"] == os.fspath(
+        machine.install / "current" / "bin" / "python"
+    )
+    assert sorted(path.name for path in machine.install.iterdir()) == entries
 
 
 def test_uninstall_leaves_a_registration_that_runs_another_install_directory(

@@ -10,7 +10,14 @@ import pytest
 
 from kinetis_mcp_docs.installer.envs.metadata import environment_version
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
-from tests.installer.machine import MARKER, Machine, closed_port, machine_at, python_removed
+from tests.installer.machine import (
+    MARKER,
+    Machine,
+    closed_port,
+    machine_at,
+    python_removed,
+    read_only_or_skip,
+)
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning
 from tests.support.wheelhouse import wheelhouse_pip_env
 
@@ -150,6 +157,21 @@ def test_an_update_of_an_install_whose_python_is_gone_names_setup_with_a_python_
     )
     assert machine.current() == serving
     assert sorted(path.name for path in machine.install.iterdir()) == files
+
+
+def test_an_update_of_an_install_that_cannot_be_written_names_the_fix_in_one_line(
+    installed: Machine,
+) -> None:
+    machine = installed
+
+    result = machine.run("update", wrapper=read_only_or_skip(machine.install))
+
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"kinetis-docs: Cannot update {machine.install}: {machine.install} cannot be written "
+        "(it is on a read-only file system); choose a writable location with "
+        "KINETIS_MCP_DOCS_DIR, or fix the permissions, and try again. Nothing was changed.\n"
+    )
 
 
 def test_update_with_nothing_installed_names_setup(

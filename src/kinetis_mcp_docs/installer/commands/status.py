@@ -65,7 +65,11 @@ from kinetis_mcp_docs.installer.install_dir.ownership import (
     resolve_directory,
 )
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
-from kinetis_mcp_docs.installer.install_dir.safety import install_problem
+from kinetis_mcp_docs.installer.install_dir.safety import (
+    WRITABLE_FIX,
+    cannot_write,
+    install_problem,
+)
 from kinetis_mcp_docs.installer.install_dir.throttle import (
     WINDOW_SECONDS,
     is_due,
@@ -261,6 +265,15 @@ def _install_status(
     if unsafe is not None:
         reason, fix = unsafe
         problems.append(Problem(reason, fix))
+    unwritable = cannot_write(layout)
+    if unwritable is not None:
+        problems.append(
+            Problem(
+                f"{unwritable}, so no update can happen: neither a client start's, nor "
+                "`update`, nor setup",
+                f"{WRITABLE_FIX} (then run setup there)",
+            )
+        )
     source = _source(layout, problems)
     checkout = None if source is None else source.checkout()
     current = current_environment(layout)

@@ -3,8 +3,9 @@
 In order, each step said on one line:
 
 1. The install directory (`KINETIS_MCP_DOCS_DIR`, or the default) is examined, reading
-   only: a path that is neither absent, empty nor ours (the marker) is refused before
-   anything is touched, the registration included.
+   only: a path that is neither absent, empty nor ours (the marker), or an install this
+   user cannot write (so cannot remove), is refused before anything is touched, the
+   registration included.
 2. The client's `kinetis-docs` registration is removed — when it runs this install
    directory, or one that no longer exists. One that runs another install directory, or a
    command this installer did not write, is left and named.
@@ -35,6 +36,7 @@ from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
 from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
 from kinetis_mcp_docs.installer.install_dir.removal import leftovers, remove_install
+from kinetis_mcp_docs.installer.install_dir.safety import cannot_write
 from kinetis_mcp_docs.installer.layout import InstallLayout
 
 _VERB = "remove"
@@ -56,6 +58,14 @@ def run_uninstall(
     client = client_named(client_name)
     root = resolve_directory(environ)
     layout = owned_install(root, _VERB)
+    unwritable = None if layout is None else cannot_write(layout)
+    if unwritable is not None:
+        # Checked before the registration goes: never an install left unregistered.
+        raise InstallerError(
+            f"Cannot remove {root}: {unwritable}. Nothing was changed, {client.label}'s "
+            f"{SERVER_NAME} registration included; make it writable (fix the permissions, "
+            "or remount it read-write), then run uninstall again."
+        )
     cli = client.cli_on_path()
     if cli is None:
         raise InstallerError(

@@ -23,6 +23,7 @@ from kinetis_mcp_docs.installer.install_dir.advice import (
 )
 from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
 from kinetis_mcp_docs.installer.install_dir.package_source import read_source
+from kinetis_mcp_docs.installer.install_dir.safety import WRITABLE_FIX, cannot_write
 from kinetis_mcp_docs.installer.update import update_now
 
 
@@ -38,6 +39,12 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
         raise InstallerError(
             f"Nothing is installed in {root}; install it from a clone of kinetis-mcp-docs with "
             f"`{install_here(root)}` (or `{install_here(root, 'codex')}`), as its README says."
+        )
+    unwritable = cannot_write(layout)
+    if unwritable is not None:
+        raise InstallerError(
+            f"Cannot update {root}: {unwritable}; {WRITABLE_FIX}, and try again. Nothing was "
+            "changed."
         )
     source = read_source(layout)
     checkout = None if source is None else source.checkout()

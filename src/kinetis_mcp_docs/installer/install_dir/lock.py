@@ -26,6 +26,7 @@ does not try again.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -37,6 +38,10 @@ from filelock import FileLock, Timeout
 from kinetis_mcp_docs.installer.children import child_umask
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.files import FILE_MODE, describe
+from kinetis_mcp_docs.installer.names import DIR_ENVIRONMENT_VARIABLE
+
+# An install directory that cannot be written: no lock, and no update, can be taken there.
+_UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,14 @@ def update_lock(
                 ) from None
             waited = True
     except OSError as error:
+        fix = ""
+        if error.errno in _UNWRITABLE:
+            fix = (
+                f"; the install directory cannot be written: choose a writable location with "
+                f"{DIR_ENVIRONMENT_VARIABLE}, or fix the permissions"
+            )
         raise InstallerError(
-            f"Could not take the update lock {name} ({error.strerror or error})."
+            f"Could not take the update lock {name} ({error.strerror or error}){fix}."
         ) from error
     try:
         yield LockState(waited=waited)

@@ -30,6 +30,7 @@ from kinetis_mcp_docs.installer.install_dir.ownership import (
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.names import (
     CURRENT_NAME,
+    DIR_ENVIRONMENT_VARIABLE,
     ENVS_NAME,
     LAST_CHECK_NAME,
     LAST_FAILURE_NAME,
@@ -55,21 +56,52 @@ _ENTRIES: list[tuple[str, Callable[[int], bool], str]] = [
 ]
 
 
+# What lets an install directory be written again (troubleshooting.md, "Cannot write the
+# install directory").
+WRITABLE_FIX = f"choose a writable location with {DIR_ENVIRONMENT_VARIABLE}, or fix the permissions"
+
+
 def inspect_directory(root: Path) -> Found:
     """Whether setup may install into `root`; raises `InstallerError` when it may not.
 
-    `ownership`, then — for a directory that exists — `install_problem`. Reads only.
+    `ownership`, then — for a directory that exists — that it can be written and
+    `install_problem`. Reads only.
     """
     found = ownership(root)
     if isinstance(found, Refusal):
         raise refused(root, found, "install into")
     if found is Found.ABSENT:
         return found
+    unwritable = cannot_write(InstallLayout(root))
+    if unwritable is not None:
+        raise refused(
+            root, Refusal(unwritable, f"{WRITABLE_FIX}, and run setup again"), "install into"
+        )
     problem = install_problem(InstallLayout(root))
     if problem is not None:
         reason, fix = problem
         raise refused(root, Refusal(reason, f"{fix} and run setup again"), "install into")
     return found
+
+
+def cannot_write(layout: InstallLayout) -> str | None:
+    """Why this user cannot write the install directory (or its `envs`), where every
+    install, update and removal writes; None when they can. Reads only."""
+    for directory in (layout.root, layout.envs):
+        try:
+            if not stat.S_ISDIR(directory.lstat().st_mode):
+                continue  # absent, or refused as an entry of the wrong type
+        except OSError:
+            continue
+        if os.access(directory, os.W_OK | os.X_OK):
+            continue
+        try:
+            read_only = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        how = "it is on a read-only file system" if read_only else "you may not write to it"
+        return f"{directory} cannot be written ({how})"
+    return None
 
 
 def install_problem(layout: InstallLayout) -> tuple[str, str] | None:
