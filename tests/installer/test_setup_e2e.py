@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from kinetis_mcp_docs.installer.envs.metadata import installed_distributions
 from tests.installer.conftest import SPAWN_ENTRY_RELEASES, PlantedWheelhouse
 from tests.installer.machine import (
     HTTP_URL,
@@ -795,3 +796,23 @@ def test_setup_again_replaces_an_install_whose_python_was_removed(installed: Mac
     assert installed.current() != environment.name
     assert (installed.install / "previous").readlink().name == environment.name
     assert assert_answers_four_messages(installed.registered_argv(), installed.env) == "1.0.1"
+
+
+@pytest.mark.parametrize(
+    "variable",
+    ["PIP_NO_DEPS", "PIP_no_dependencies", "PIP_DRY_RUN", "PIP_REQUIREMENT"],
+)
+def test_setup_installs_whole_whatever_pip_option_variable_the_shell_holds(
+    machine: Machine, tmp_path: Path, variable: str
+) -> None:
+    # A shell's setting for other installs: without dependencies, a dry run, a
+    # requirements file of the user's own.
+    requirements = tmp_path / "mine.txt"
+    requirements.write_text("not-a-package-anywhere\n")
+    machine.env[variable] = os.fspath(requirements) if variable == "PIP_REQUIREMENT" else "1"
+
+    result = machine.setup()
+
+    assert result.returncode == 0, result.stderr
+    env = machine.install / "envs" / machine.current()
+    assert {"kinetis-mcp-docs", "httpx", "click"} <= set(installed_distributions(env))

@@ -33,18 +33,26 @@ from typing import IO
 
 from kinetis_mcp_docs.installer.errors import InstallerError, Terminated
 
-# Variables that redirect an install away from the target environment, or load foreign
-# code into the interpreters involved. PIP_PYTHON would re-aim `--python` itself.
-SCRUBBED_VARIABLES = frozenset(
+# Variables that load foreign code into the interpreters involved.
+SCRUBBED_VARIABLES = frozenset({"PYTHONPATH", "PYTHONHOME"})
+# pip options whose PIP_<OPTION> variable (pip reads the name in any case, `_` for `-`)
+# would send an install somewhere other than the target environment (`python` would re-aim
+# `--python` itself), leave it without its dependencies or without anything installed at
+# all (a dry run), or add packages of the user's to it. An environment so made fails its
+# check with a ModuleNotFoundError that names none of them.
+SCRUBBED_PIP_OPTIONS = frozenset(
     {
-        "PYTHONPATH",
-        "PYTHONHOME",
-        "PIP_TARGET",
-        "PIP_PREFIX",
-        "PIP_ROOT",
-        "PIP_USER",
-        "PIP_REQUIRE_VIRTUALENV",
-        "PIP_PYTHON",
+        "target",
+        "prefix",
+        "root",
+        "user",
+        "require-virtualenv",
+        "python",
+        "no-deps",
+        "no-dependencies",
+        "dry-run",
+        "requirement",
+        "editable",
     }
 )
 # Group and others may read and run what a child creates, never write it.
@@ -68,7 +76,15 @@ _DETACH = (
 def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """A copy of `environ` (default: this process's) without the redirecting variables."""
     source = os.environ if environ is None else environ
-    return {key: value for key, value in source.items() if key not in SCRUBBED_VARIABLES}
+    return {key: value for key, value in source.items() if not _scrubbed(key)}
+
+
+def _scrubbed(name: str) -> bool:
+    """Whether the variable `name` is kept from the installer's children."""
+    if name in SCRUBBED_VARIABLES:
+        return True
+    option = name[len("PIP_") :].lower().replace("_", "-")
+    return name.startswith("PIP_") and option in SCRUBBED_PIP_OPTIONS
 
 
 def stderr_fd() -> int:
