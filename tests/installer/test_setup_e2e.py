@@ -254,6 +254,38 @@ def test_setup_without_the_clients_cli_on_path_says_so_before_writing_anything(
     assert not machine.install.exists()
 
 
+# KINETIS_MCP_DOCS_DIR values setup refuses among its prerequisites, and how it names them.
+UNUSABLE_DIRECTORIES = [
+    pytest.param("   ", "'   ', only whitespace, which names no install directory", id="spaces"),
+]
+
+
+@pytest.mark.parametrize(("value", "said"), UNUSABLE_DIRECTORIES)
+def test_setup_refuses_an_unusable_install_directory_setting_before_changing_anything(
+    installed: Machine, value: str, said: str
+) -> None:
+    machine = installed
+    machine.claude.clear_log()
+    registered = machine.claude.registrations()
+    home = sorted(path.name for path in machine.home.iterdir())
+    machine.env["KINETIS_MCP_DOCS_DIR"] = value
+
+    result = machine.setup()
+
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"kinetis-docs: KINETIS_MCP_DOCS_DIR is {said}; set it to the install directory, or "
+        "unset it to use the default, ~/.kinetis-mcp-docs. Nothing was written.\n"
+    )
+    assert result.stdout == (
+        "Checking prerequisites: the Claude Code CLI and its kinetis-docs registration, and "
+        "Python's venv support\n"
+    )
+    assert sorted(path.name for path in machine.home.iterdir()) == home
+    assert [call for call in machine.claude.calls() if call[1] != "get"] == []
+    assert machine.claude.registrations() == registered
+
+
 def _assert_refused_in_one_line(result: subprocess.CompletedProcess[str], *expected: str) -> None:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr

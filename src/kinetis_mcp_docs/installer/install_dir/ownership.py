@@ -52,14 +52,22 @@ class Found(enum.Enum):
 def resolve_directory(environ: Mapping[str, str] | None = None) -> Path:
     """The install directory as an absolute path: the variable, else the default.
 
-    An empty variable counts as unset, as `${VAR:-default}` would treat it. `~` is
-    expanded and a relative path made absolute, because the registered command must not
-    depend on the directory setup ran from. The default is in HOME, which must then be an
-    absolute path: a relative or empty HOME (which Python reads as `/`) names no home
-    directory, and is refused rather than guessed at.
+    An empty variable counts as unset, as `${VAR:-default}` would treat it; one of only
+    whitespace is refused, naming it: made absolute, it would name a directory called
+    `   ` in whatever directory the command ran in. `~` is expanded and a relative path made
+    absolute, because the registered command must not depend on the directory setup ran
+    from. The default is in HOME, which must then be an absolute path: a relative or empty
+    HOME (which Python reads as `/`) names no home directory, and is refused rather than
+    guessed at.
     """
     source = os.environ if environ is None else environ
     configured = source.get(DIR_ENVIRONMENT_VARIABLE, "")
+    if configured and not configured.strip():
+        raise InstallerError(
+            f"{DIR_ENVIRONMENT_VARIABLE} is {configured!r}, only whitespace, which names no "
+            "install directory; set it to the install directory, or unset it to use the "
+            f"default, ~/{DEFAULT_DIRECTORY_NAME}. Nothing was written."
+        )
     if configured:
         return Path(absolute(configured))
     if sys.platform == "win32":  # pragma: no cover - the installer targets POSIX
