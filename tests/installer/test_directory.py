@@ -417,9 +417,25 @@ def test_a_command_run_with_a_relative_home_says_so_in_one_line_and_writes_nothi
 
 
 def test_an_error_naming_a_path_with_a_newline_is_still_one_line(tmp_path: Path) -> None:
-    line = _one_line_refusal("update", tmp_path, KINETIS_MCP_DOCS_DIR=f"{tmp_path}/a\nb")
+    line = _one_line_refusal("update", tmp_path, HOME=f"{tmp_path}/a\nb")
 
-    assert line.startswith(f"kinetis-docs: Nothing is installed in {tmp_path}/a\\nb;"), line
+    assert line.startswith(
+        f"kinetis-docs: Nothing is installed in {tmp_path}/a\\nb/.kinetis-mcp-docs;"
+    ), line
+
+
+@pytest.mark.parametrize("command", ["status", "update", "uninstall"])
+def test_a_command_run_with_a_newline_in_the_install_directory_setting_names_it_in_one_line(
+    tmp_path: Path, command: str
+) -> None:
+    line = _one_line_refusal(command, tmp_path, KINETIS_MCP_DOCS_DIR=f"{tmp_path}/a\nb")
+
+    assert line == (
+        f"kinetis-docs: KINETIS_MCP_DOCS_DIR is '{tmp_path}/a\\nb', which holds a control "
+        "character that no registered command can carry; set it to the install directory, or "
+        "unset it to use the default, ~/.kinetis-mcp-docs. Nothing was written."
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_directory_that_appears_after_inspection_is_neither_written_nor_removed(

@@ -257,6 +257,18 @@ def test_setup_without_the_clients_cli_on_path_says_so_before_writing_anything(
 # KINETIS_MCP_DOCS_DIR values setup refuses among its prerequisites, and how it names them.
 UNUSABLE_DIRECTORIES = [
     pytest.param("   ", "'   ', only whitespace, which names no install directory", id="spaces"),
+    pytest.param(
+        "/srv/kinetis\ndocs",
+        "'/srv/kinetis\\ndocs', which holds a control character that no registered command "
+        "can carry",
+        id="a newline",
+    ),
+    pytest.param(
+        "/srv/kinetis\tdocs",
+        "'/srv/kinetis\\tdocs', which holds a control character that no registered command "
+        "can carry",
+        id="a tab",
+    ),
 ]
 
 

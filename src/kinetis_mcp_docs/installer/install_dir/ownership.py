@@ -24,6 +24,7 @@ import os
 import pwd
 import stat
 import sys
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +55,12 @@ def resolve_directory(environ: Mapping[str, str] | None = None) -> Path:
 
     An empty variable counts as unset, as `${VAR:-default}` would treat it; one of only
     whitespace is refused, naming it: made absolute, it would name a directory called
-    `   ` in whatever directory the command ran in. `~` is expanded and a relative path made
-    absolute, because the registered command must not depend on the directory setup ran
-    from. The default is in HOME, which must then be an absolute path: a relative or empty
-    HOME (which Python reads as `/`) names no home directory, and is refused rather than
-    guessed at.
+    `   ` in whatever directory the command ran in. So is one holding a control character
+    (a newline, a tab): no client registration can carry such a path whole. `~` is
+    expanded and a relative path made absolute, because the registered command must not
+    depend on the directory setup ran from. The default is in HOME, which must then be an
+    absolute path: a relative or empty HOME (which Python reads as `/`) names no home
+    directory, and is refused rather than guessed at.
     """
     source = os.environ if environ is None else environ
     configured = source.get(DIR_ENVIRONMENT_VARIABLE, "")
@@ -67,6 +69,12 @@ def resolve_directory(environ: Mapping[str, str] | None = None) -> Path:
             f"{DIR_ENVIRONMENT_VARIABLE} is {configured!r}, only whitespace, which names no "
             "install directory; set it to the install directory, or unset it to use the "
             f"default, ~/{DEFAULT_DIRECTORY_NAME}. Nothing was written."
+        )
+    if any(unicodedata.category(character) == "Cc" for character in configured):
+        raise InstallerError(
+            f"{DIR_ENVIRONMENT_VARIABLE} is {configured!r}, which holds a control character "
+            "that no registered command can carry; set it to the install directory, or unset "
+            f"it to use the default, ~/{DEFAULT_DIRECTORY_NAME}. Nothing was written."
         )
     if configured:
         return Path(absolute(configured))
