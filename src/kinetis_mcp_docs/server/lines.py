@@ -6,8 +6,9 @@ final newline all survive, and successive windows concatenate to the page byte f
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
+TYPE_CHECKING = False  # `typing` costs start-up time; mypy honours the name
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MAX_WINDOW_BYTES = 32_768
 MAX_LINE_COUNT = 200
@@ -154,6 +155,8 @@ def _finder(query: str) -> Callable[[str, int], int]:
     """
     if not query.endswith("\r"):
         return lambda text, position: text.find(query, position)
+    import re  # noqa: PLC0415 - only for such a query: `re` stays out of a client's start
+
     pattern = re.compile(re.escape(query) + "(?!\n)")
 
     def find(text: str, position: int) -> int:
