@@ -56,6 +56,7 @@ from kinetis_mcp_docs.installer.install_dir.advice import (
     from_checkout,
     install_here,
     kinetis_docs,
+    setup_with_new_python,
     with_new_python,
 )
 from kinetis_mcp_docs.installer.install_dir.ownership import (
@@ -409,15 +410,11 @@ def _with_new_python(
 ) -> str:
     """Setup again, for the clients named with their session arguments, from a clone with
     the Python there is now: the install's own command cannot start without its Python."""
-    where = "a clone of kinetis-mcp-docs" if checkout is None else f"its checkout, {checkout}"
     commands = " or ".join(
         f"`{with_new_python(root, *arguments, checkout=checkout)}` ({label})"
         for label, arguments in clients
     )
-    return (
-        f"run setup again with a Python you have now, from {where} (whose .venv is made "
-        f"again, since it links to the Python that went too): {commands}"
-    )
+    return f"{setup_with_new_python(checkout)}: {commands}"
 
 
 def _utc(seconds: float) -> str:

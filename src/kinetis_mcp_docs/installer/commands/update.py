@@ -19,6 +19,7 @@ from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.advice import (
     from_checkout,
     install_here,
+    setup_with_new_python,
     with_new_python,
 )
 from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
@@ -52,11 +53,10 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
     stranded = None if current is None else interpreter_problem(current)
     if stranded is not None:
         # No update can build from an interpreter that cannot start; nor can its own setup.
-        where = "a clone of kinetis-mcp-docs" if checkout is None else f"its checkout, {checkout}"
+        advice = setup_with_new_python(checkout)
         raise InstallerError(
             f"Cannot update {root}: the environment {layout.current} points at cannot run: "
-            f"{stranded}. Run setup again with a Python you have now, from {where} (whose "
-            f".venv is made again, since it links to the Python that went too): "
+            f"{stranded}. {advice[:1].upper()}{advice[1:]}: "
             f"`{with_new_python(root, checkout=checkout)}` (add `-- codex` for Codex). "
             "Nothing was changed."
         )

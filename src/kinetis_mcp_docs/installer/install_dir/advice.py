@@ -73,6 +73,16 @@ def install_here(root: Path, *arguments: str) -> str:
     return " ".join([*setting, SESSION, *(["--", *arguments] if arguments else [])])
 
 
+def setup_with_new_python(checkout: Path | None) -> str:
+    """What to do for an install whose interpreter is gone, said before the commands that
+    do it (`with_new_python`): setup again from a clone, whose `.venv` goes too."""
+    where = "a clone of kinetis-mcp-docs" if checkout is None else f"its checkout, {checkout}"
+    return (
+        f"run setup again with a Python you have now, from {where} (whose .venv is made "
+        "again, since it links to the Python that went too)"
+    )
+
+
 def with_new_python(root: Path, *arguments: str, checkout: Path | None = None) -> str:
     """Setup again with the Python the user has now, for an install whose interpreter is
     gone: from a clone (`checkout`, for a source install), whose `.venv` is made again
