@@ -235,6 +235,23 @@ def test_an_empty_marker_is_refused(root: Path, home: Path, fs: FakeFilesystem) 
     assert_refused(root, "does not hold the marker")
 
 
+def test_an_install_whose_marker_was_damaged_is_refused_naming_its_deletion(
+    root: Path, home: Path, fs: FakeFilesystem
+) -> None:
+    fs.create_file(root / ".kinetis-mcp-docs", contents=b"half-written\n")
+    fs.create_dir(root / "envs" / SERVING)
+    fs.create_symlink(root / "current", Path("envs", SERVING))
+
+    # What setup writes is there: no setup mends it, so the refusal names the deletion.
+    assert_refused(
+        root,
+        "if it is an install of this tool whose .kinetis-mcp-docs marker was damaged, and "
+        f"nothing of yours is in it, delete it (`rm -rf -- {root}`) and install again from a "
+        "clone, as the README says; otherwise set KINETIS_MCP_DOCS_DIR to an empty or new "
+        "directory, or fix that path.",
+    )
+
+
 def test_a_path_that_is_a_file_is_refused(root: Path, home: Path, fs: FakeFilesystem) -> None:
     fs.create_file(root, contents=b"KINETIS_MCP_DOCS_DIR pointed here by mistake\n")
 

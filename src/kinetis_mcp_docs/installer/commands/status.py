@@ -53,6 +53,7 @@ from kinetis_mcp_docs.installer.envs.links import current_environment, previous_
 from kinetis_mcp_docs.installer.envs.metadata import environment_version
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.advice import (
+    delete_and_install,
     from_checkout,
     install_here,
     kinetis_docs,
@@ -96,8 +97,14 @@ def gather_status(environ: Mapping[str, str]) -> Status:
     problems: list[Problem] = []
     checkout = _checkout(root)
     stranded = _stranded(root)
+    found = ownership(root)
+    # A directory that is not ours is refused by its own setup too: a client running it is
+    # mended by what mends the directory.
+    unowned = _refusal_fix(root, found) if isinstance(found, Refusal) else None
     clients = [
-        _client_status(client, root, environ, problems, checkout=checkout, stranded=stranded)
+        _client_status(
+            client, root, environ, problems, checkout=checkout, stranded=stranded, unowned=unowned
+        )
         for client in CLIENTS
     ]
     install = _install_status(root, environ, clients, problems, stranded)
@@ -131,6 +138,7 @@ def _client_status(
     *,
     checkout: Path | None,
     stranded: str | None,
+    unowned: str | None,
 ) -> ClientStatus:
     cli = client.cli_on_path()
     if cli is None:
@@ -155,6 +163,8 @@ def _client_status(
         # Its own setup cannot start either: a clone's, with the Python there is now.
         arguments = _session_arguments(client, registration.pages)
         reinstall = _with_new_python(root, checkout, [(client.label, arguments)])
+    if unowned is not None:
+        reinstall = unowned
     read = None
     if runs_here:
         read = _read_page(
@@ -163,7 +173,7 @@ def _client_status(
             environ,
             problems,
             setup=setup,
-            stranded=stranded,
+            only_reinstall=stranded is not None or unowned is not None,
             reinstall=reinstall,
         )
     status = registration.status
@@ -214,13 +224,14 @@ def _read_page(
     problems: list[Problem],
     *,
     setup: str,
-    stranded: str | None,
+    only_reinstall: bool,
     reinstall: str,
 ) -> PageRead:
     """Setup's four messages through the registered command, as `client` starts it.
 
-    `reinstall` is the fix that installs and registers it again; with `stranded` (the
-    environment's Python is gone) it is the fix whatever the server said."""
+    `reinstall` is the fix that installs and registers it again; with `only_reinstall` (the
+    environment's Python is gone, or the directory is not ours, so `setup` cannot run or
+    refuses) it is the fix whatever the server said."""
     env = client.launch_environment(environ, registration.env)
     try:
         version = verify_server(registration.argv, env)
@@ -232,7 +243,7 @@ def _read_page(
         pages_failed = pages is not None and not (
             Path(pages).is_dir() and os.access(pages, os.R_OK | os.X_OK)
         )
-        if stranded is None and (failure.problem.code == READ_FAILED or pages_failed):
+        if not only_reinstall and (failure.problem.code == READ_FAILED or pages_failed):
             fix = f"{read_hint(pages)}, then run `{setup}`"
         else:
             fix = reinstall
@@ -254,8 +265,11 @@ def _install_status(
     chosen_by = DIR_ENVIRONMENT_VARIABLE if environ.get(DIR_ENVIRONMENT_VARIABLE) else "default"
     found = ownership(root)
     if isinstance(found, Refusal):
-        fix = found.fix or f"set {DIR_ENVIRONMENT_VARIABLE} to the install directory you mean"
-        problems.append(Problem(f"{root} is not an install of this tool: {found.reason}", fix))
+        problems.append(
+            Problem(
+                f"{root} is not an install of this tool: {found.reason}", _refusal_fix(root, found)
+            )
+        )
         return InstallStatus(os.fspath(root), chosen_by, "not-ours", found.reason)
     if found is not Found.OURS:
         problems.append(Problem(f"Nothing is installed in {root}", _install_fix(root, clients)))
@@ -336,6 +350,18 @@ def _install_status(
         package_source=None if source is None else source.describe(),
         source_checkout=None if checkout is None else os.fspath(checkout),
     )
+
+
+def _refusal_fix(root: Path, refusal: Refusal) -> str:
+    """What mends a directory that is not ours: the refusal's own fix; for an install whose
+    marker was damaged, deleting it and installing again (setup refuses it as it is)."""
+    other = refusal.fix or f"set {DIR_ENVIRONMENT_VARIABLE} to the install directory you mean"
+    if refusal.fix is None and refusal.damaged:
+        return (
+            f"if nothing of yours is in {root}, it is an install of this tool whose "
+            f"{MARKER_NAME} marker was damaged: {delete_and_install(root)}; otherwise {other}"
+        )
+    return other
 
 
 def _source(layout: InstallLayout, problems: list[Problem]) -> PackageSource | None:

@@ -16,7 +16,7 @@ import os
 import shlex
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.install_dir.ownership import resolve_directory
+from kinetis_mcp_docs.installer.install_dir.ownership import delete_command, resolve_directory
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.names import (
     COMMAND_NAME,
@@ -71,6 +71,17 @@ def install_here(root: Path, *arguments: str) -> str:
     exists, and the package is not on PyPI yet, so from a clone, as its README says."""
     setting = [] if root == resolve_directory({}) else [_directory_setting(root)]
     return " ".join([*setting, SESSION, *(["--", *arguments] if arguments else [])])
+
+
+def delete_and_install(root: Path) -> str:
+    """How to mend an install whose marker was damaged: setup refuses the directory (it
+    cannot tell it from one of the user's), so it is deleted, then installed again from a
+    clone, its own command going with it."""
+    return (
+        f"delete it, `{delete_command(root)}`, and install again from a clone of "
+        f"kinetis-mcp-docs, `{install_here(root)}` (Claude Code) or "
+        f"`{install_here(root, 'codex')}` (Codex), as its README says"
+    )
 
 
 def setup_with_new_python(checkout: Path | None) -> str:

@@ -19,9 +19,11 @@ exactly as it was. Setup refuses such a path (`safety.inspect_directory`), and s
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import os
 import pwd
+import shlex
 import stat
 import sys
 import unicodedata
@@ -37,6 +39,7 @@ from kinetis_mcp_docs.installer.layout import (
     MARKER_NAME,
     InstallLayout,
 )
+from kinetis_mcp_docs.installer.names import CURRENT_NAME, ENVS_NAME
 
 DEFAULT_DIRECTORY_NAME = ".kinetis-mcp-docs"
 MARKER_BYTES = MARKER_CONTENT.encode()
@@ -103,10 +106,15 @@ class Refusal:
     """Why a path is not an install directory this installer may use, and the fix for it.
 
     `fix` is None when the usual one applies: point the variable somewhere else.
+    `damaged` says the directory holds what setup writes (`envs`, `current`) without a
+    marker that proves it ours: most likely an install whose marker was damaged or lost,
+    which only deleting it and installing again mends (no command writes a marker into a
+    directory holding files).
     """
 
     reason: str
     fix: str | None = None
+    damaged: bool = False
 
 
 def ownership(root: Path) -> Found | Refusal:
@@ -148,7 +156,11 @@ def ownership(root: Path) -> Found | Refusal:
             f"it is not empty (it holds {_some(entries)}) and has no {MARKER_NAME} marker, "
             "so it is not an install of this tool"
         )
-    return Found.OURS if refusal is None else refusal
+    if refusal is None:
+        return Found.OURS
+    if refusal.fix is None and {ENVS_NAME, CURRENT_NAME} & set(entries):
+        return dataclasses.replace(refusal, damaged=True)
+    return refusal
 
 
 def owned_install(root: Path, verb: str) -> InstallLayout | None:
@@ -169,9 +181,27 @@ def refused(root: Path, refusal: Refusal, verb: str) -> InstallerError:
         if verb == "install into"
         else f"set {DIR_ENVIRONMENT_VARIABLE} to the install directory you mean"
     )
+    if refusal.fix is None and refusal.damaged:
+        # What setup writes is there: an install whose marker went, most likely. Setup
+        # refuses it whatever is asked, so the fix is deleting it (the user's call).
+        delete = f"delete it (`{delete_command(root)}`)"
+        again = (
+            f"{delete}; nothing else removes it"
+            if verb == "remove"
+            else f"{delete} and install again from a clone, as the README says"
+        )
+        fix = (
+            f"if it is an install of this tool whose {MARKER_NAME} marker was damaged, and "
+            f"nothing of yours is in it, {again}; otherwise {fix}"
+        )
     return InstallerError(
         f"Refusing to {verb} {root}: {refusal.reason}. Nothing was changed there; {fix}."
     )
+
+
+def delete_command(root: Path) -> str:
+    """The command that deletes the install directory `root` whole, as a user types it."""
+    return f"rm -rf -- {shlex.quote(os.fspath(root))}"
 
 
 def _is_home(root: Path) -> bool:
