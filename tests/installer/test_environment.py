@@ -114,6 +114,55 @@ def test_a_current_link_pointing_outside_envs_counts_as_no_environment(
     assert installed_version(layout) is None
 
 
+def test_a_current_link_remade_absolute_counts_as_the_environment_it_names(
+    layout: InstallLayout,
+) -> None:
+    env = fake_env(layout, A, version="1.0.1")
+    layout.current.symlink_to(env)  # what `ln -sfn "$PWD/envs/..." current` makes
+
+    assert current_environment(layout) == env
+    assert installed_version(layout) == "1.0.1"
+
+
+def test_an_absolute_link_through_the_install_directorys_resolved_path_counts_too(
+    tmp_path: Path,
+) -> None:
+    real = InstallLayout(tmp_path / "real")
+    env = fake_env(real, A)
+    (tmp_path / "linked").symlink_to(real.root)
+    layout = InstallLayout(tmp_path / "linked")
+    layout.previous.symlink_to(env)  # named by the path the link resolves to
+
+    assert previous_environment(layout) == layout.envs / A
+
+
+def test_a_switch_from_a_current_link_remade_absolute_keeps_its_environment_as_previous(
+    layout: InstallLayout,
+) -> None:
+    a = fake_env(layout, A)
+    layout.current.symlink_to(a)
+    b = fake_env(layout, B)
+
+    switch_to(layout, b)
+
+    # The environment that served is the rollback, never pruned as a stray.
+    assert a.is_dir()
+    assert layout.previous.readlink() == Path("envs", A)
+    assert layout.current.readlink() == Path("envs", B)
+
+
+def test_an_absolute_link_to_another_installs_environment_counts_as_no_environment(
+    layout: InstallLayout, tmp_path: Path
+) -> None:
+    fake_env(layout, A)
+    other = fake_env(InstallLayout(tmp_path / "other"), A)
+    layout.current.symlink_to(other)
+    layout.previous.symlink_to(layout.envs / "sub" / ".." / A)
+
+    assert current_environment(layout) is None
+    assert previous_environment(layout) is None
+
+
 def test_a_current_link_to_an_environment_that_is_itself_a_link_counts_as_no_environment(
     layout: InstallLayout, tmp_path: Path
 ) -> None:

@@ -3,8 +3,10 @@
 The registered command runs `DIR/current/bin/python`, so switching `current` is the whole
 update and a spawn never sees a half-built environment. Each link is replaced by one
 `rename(2)` of a freshly made symlink, so a reader sees the old link or the new one, never
-none. A link counts only as the relative `envs/<name>` the switch writes, to a real
-directory: it is read, never followed. Whatever writes here must run under the update lock.
+none. A link counts as the relative `envs/<name>` the switch writes, or as the same
+environment named absolute (`DIR/envs/<name>`, as `ln -s "$PWD/envs/..."` or a backup tool
+may remake it), to a real directory: it is read, never followed. Any other target counts as
+no environment. Whatever writes here must run under the update lock.
 """
 
 from __future__ import annotations
@@ -72,12 +74,30 @@ def _link_target(layout: InstallLayout, link: Path) -> Path | None:
         target = link.readlink()  # a link is read, never followed; anything else fails
     except OSError:
         return None
-    parts = target.parts
-    # Only the relative `envs/<name>` that `switch_to` writes counts.
-    if len(parts) != 2 or parts[0] != layout.envs.name or parts[1] in {".", ".."}:
+    name = _environment_name(layout, target)
+    if name is None:
         return None
-    env = layout.envs / parts[1]
+    env = layout.envs / name
     return env if _is_real_directory(env) else None
+
+
+def _environment_name(layout: InstallLayout, target: Path) -> str | None:
+    """The name in `envs` a link's target names, or None when it names anything else.
+
+    The relative `envs/<name>` that `switch_to` writes; or the same written absolute, through
+    the install directory as it is named or as it resolves (a home reached through a link):
+    a link a user or a tool remade absolute still names this install's environment, which
+    an update must keep as `previous`, never prune. Compared as text, never followed.
+    """
+    parts = target.parts
+    if target.is_absolute():
+        # Not normalised: `..` after a link in the path would lead elsewhere.
+        if target.parent not in {layout.envs, Path(os.path.realpath(layout.envs))}:
+            return None
+        parts = (layout.envs.name, target.name)
+    if len(parts) != 2 or parts[0] != layout.envs.name or parts[1] in {"", ".", ".."}:
+        return None
+    return parts[1]
 
 
 def _is_real_directory(path: Path) -> bool:
