@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from kinetis_mcp_docs.installer.layout import InstallLayout
 from tests.installer.machine import START
 from tests.support.clients import StubClient, install_stub
 
+MARKER = b"kinetis-mcp-docs install directory\n"
 SERVING = "20261201T101500-3f2a9c1e"
 
 
@@ -112,3 +114,61 @@ def test_a_directory_of_someone_elses_files_is_never_named_for_deletion(
 
     (problem,) = status.problems
     assert problem.fix == "set KINETIS_MCP_DOCS_DIR to the install directory you mean"
+
+
+def _install(tmp_path: Path) -> Path:
+    """An install as setup leaves it, as far as status reads it without starting it."""
+    root = _install_with_damaged_marker(tmp_path)
+    (root / ".kinetis-mcp-docs").write_bytes(MARKER)
+    (root / "envs" / SERVING / "bin" / "python").symlink_to(sys.executable)
+    return root
+
+
+def test_with_no_client_cli_on_path_status_says_registration_cannot_be_checked(
+    tmp_path: Path, bin_dir: Path
+) -> None:
+    root = _install(tmp_path)
+
+    status = gather_status(_environ(root))
+
+    (problem,) = status.problems
+    assert problem.problem == (
+        "Neither the Claude Code CLI `claude` nor the Codex CLI `codex` is on PATH, so whether "
+        f"a client is registered to run {root} cannot be checked"
+    )
+    assert problem.fix.startswith(
+        "run status again from a shell where `claude` or `codex` runs; with neither client "
+        "installed, install one, then "
+    )
+
+
+def test_a_client_whose_cli_is_missing_is_named_unchecked_beside_one_not_registered(
+    tmp_path: Path, bin_dir: Path
+) -> None:
+    root = _install(tmp_path)
+    install_stub("codex", bin_dir, tmp_path / "stub-state")
+
+    status = gather_status(_environ(root))
+
+    (problem,) = status.problems
+    assert problem.problem == (
+        f"No client whose CLI is on PATH is registered to run {root}; the Claude Code CLI "
+        "`claude` is not on PATH, so its registration was not checked"
+    )
+    assert problem.fix.endswith(
+        "; or, if that client is the one you use, run status again from a shell where `claude` runs"
+    )
+
+
+def test_with_both_clis_on_path_and_neither_registered_no_client_is_registered(
+    tmp_path: Path, bin_dir: Path
+) -> None:
+    root = _install(tmp_path)
+    for kind in ("claude", "codex"):
+        install_stub(kind, bin_dir, tmp_path / "stub-state")
+
+    status = gather_status(_environ(root))
+
+    assert [problem.problem for problem in status.problems] == [
+        f"No client is registered to run {root}"
+    ]

@@ -89,6 +89,8 @@ from kinetis_mcp_docs.installer.server_check.verification import (
 
 # A day past due, with a failure recorded since: the starts of that day tried and failed.
 OVERDUE_SECONDS = 2 * WINDOW_SECONDS
+# The command of each client, by the label a report names it with.
+_EXECUTABLES = {client.label: client.executable for client in CLIENTS}
 
 
 def gather_status(environ: Mapping[str, str]) -> Status:
@@ -311,11 +313,7 @@ def _install_status(
             )
         )
     if not any(client.runs_this_install for client in clients):
-        problems.append(
-            Problem(
-                f"No client is registered to run {root}", _setup_either(root, checkout, clients)
-            )
-        )
+        problems.append(_none_registered(root, checkout, clients))
     previous = previous_environment(layout)
     now = time.time()
     last = read_last_check(layout.last_update_check)
@@ -362,6 +360,32 @@ def _refusal_fix(root: Path, refusal: Refusal) -> str:
             f"{MARKER_NAME} marker was damaged: {delete_and_install(root)}; otherwise {other}"
         )
     return other
+
+
+def _none_registered(root: Path, checkout: Path | None, clients: list[ClientStatus]) -> Problem:
+    """No client runs `root`, as far as their CLIs tell: a client whose CLI is not on PATH
+    was not asked, so its registration is named unchecked rather than absent."""
+    setup = _setup_either(root, checkout, clients)
+    unchecked = [client for client in clients if client.cli is None]
+    if not unchecked:
+        return Problem(f"No client is registered to run {root}", setup)
+    missing = " nor ".join(
+        f"the {client.client} CLI `{_EXECUTABLES[client.client]}`" for client in unchecked
+    )
+    runs = " or ".join(f"`{_EXECUTABLES[client.client]}`" for client in unchecked)
+    if len(unchecked) == len(clients):
+        return Problem(
+            f"Neither {missing} is on PATH, so whether a client is registered to run {root} "
+            "cannot be checked",
+            f"run status again from a shell where {runs} runs; with neither client "
+            f"installed, install one, then {setup}",
+        )
+    return Problem(
+        f"No client whose CLI is on PATH is registered to run {root}; {missing} is not on "
+        "PATH, so its registration was not checked",
+        f"{setup}; or, if that client is the one you use, run status again from a shell "
+        f"where {runs} runs",
+    )
 
 
 def _source(layout: InstallLayout, problems: list[Problem]) -> PackageSource | None:
