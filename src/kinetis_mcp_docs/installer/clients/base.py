@@ -54,6 +54,12 @@ class Client(abc.ABC):
         """The command a user runs to remove the user-wide registration."""
 
     @property
+    @abc.abstractmethod
+    def config_file(self) -> str:
+        """Where the client's CLI keeps its registrations, as a user names the file: only
+        named in a message, never read or written here."""
+
+    @property
     def arguments(self) -> list[str]:
         """What follows `kinetis-docs setup` (or `uninstall`) for this client."""
         return [self.argument] if self.argument else []
@@ -146,6 +152,25 @@ def _what_it_said(completed: Captured) -> str:
     errors = [line for line in lines if line.lower().startswith("error")]
     said = errors[0] if errors else (lines[-1] if lines else "")
     return f": {said}" if said else ""
+
+
+# What a CLI says when the file or directory it writes cannot be written: the errno's text
+# (Node's code, Rust's `os error N`) for a permission refused and a read-only file system.
+_UNWRITABLE = (
+    "permission denied",
+    "read-only file system",
+    "eacces",
+    "erofs",
+    "os error 13",
+    "os error 30",
+)
+
+
+def could_not_write(message: str) -> bool:
+    """Whether a client CLI's failure, as `cli_failed` words it, is its configuration
+    refusing the write."""
+    lowered = message.lower()
+    return any(said in lowered for said in _UNWRITABLE)
 
 
 def mismatch(client: Client, detail: str) -> InstallerError:

@@ -31,6 +31,7 @@ class ClaudeCode(Client):
     executable = "claude"
     argument = None
     remove_hint = f"claude mcp remove {SERVER_NAME} --scope user"
+    config_file = "~/.claude.json"
 
     def unregister(self, cli: str) -> bool:
         removed = run_cli(cli, ["mcp", "remove", SERVER_NAME, "--scope", "user"])

@@ -73,6 +73,8 @@ class Codex(Client):
     executable = "codex"
     argument = "codex"
     remove_hint = f"codex mcp remove {SERVER_NAME}"
+    # CODEX_HOME moves it; the message names the variable rather than guess its value.
+    config_file = "config.toml in CODEX_HOME (~/.codex unless set)"
 
     def registered_environment(self, environ: Mapping[str, str]) -> dict[str, str]:
         passed = {name: environ[name] for name in CODEX_PASSED_VARIABLES if name in environ}

@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
+from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client, could_not_write
 from kinetis_mcp_docs.installer.clients.known import CLIENTS, client_named
 from kinetis_mcp_docs.installer.clients.scope import hiding_registration, other_scope
 from kinetis_mcp_docs.installer.errors import InstallerError
@@ -114,7 +114,9 @@ def _unregister(client: Client, cli: str, root: Path) -> str:
         try:
             client.unregister(cli)
         except InstallerError as error:
-            raise InstallerError(f"{error.message} {unchanged}") from error
+            raise InstallerError(
+                f"{error.message} {_remove_failed(client, error.message)}"
+            ) from error
         gone = "" if existing.runs_from(root) else f": it ran {other}, which no longer exists"
         return f"Removed {client.label}'s {SERVER_NAME} registration{gone}"
     if other is None:
@@ -125,6 +127,23 @@ def _unregister(client: Client, cli: str, root: Path) -> str:
     return (
         f"Left {client.label}'s {SERVER_NAME} registration: it runs the install in {other}; "
         f"`{kinetis_docs(other, 'uninstall', *client.arguments)}` removes that one"
+    )
+
+
+def _remove_failed(client: Client, said: str) -> str:
+    """What to do when the client's CLI read the registration but could not remove it
+    (`said`, its failure as `cli_failed` words it): a configuration it cannot write is named
+    as such; `get` works, so that is not the advice."""
+    if could_not_write(said):
+        return (
+            f"{client.label} cannot write {client.config_file}, where it keeps its "
+            f"{SERVER_NAME} registration. Nothing was changed; make that file and its "
+            "directory writable (fix their permissions, or remount them read-write), then "
+            "run uninstall again."
+        )
+    return (
+        f"Nothing was changed; once `{client.remove_hint}` works in this shell, run "
+        "uninstall again."
     )
 
 

@@ -1,0 +1,73 @@
+"""`kinetis-docs uninstall` in-process, against stub client CLIs on PATH and a directory the
+test lays out: the error paths that need no real install (uninstall_e2e has those)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kinetis_mcp_docs.installer.commands.uninstall import run_uninstall
+from kinetis_mcp_docs.installer.errors import InstallerError
+from kinetis_mcp_docs.installer.layout import InstallLayout
+from tests.installer.machine import START
+from tests.support.clients import StubClient, install_stub
+
+
+def _codex_registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str) -> Path:
+    """A stub `codex` on PATH whose `kinetis-docs` runs the install in the directory returned
+    (absent), and whose `mcp remove` fails saying `failure`."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", os.fspath(home))
+    monkeypatch.setenv("PATH", os.fspath(tmp_path / "bin"))
+    codex: StubClient = install_stub(
+        "codex", tmp_path / "bin", tmp_path / "stub-state", fail={"remove": failure}
+    )
+    root = tmp_path / "install"
+    layout = InstallLayout(root)
+    entry = {"command": os.fspath(layout.python(layout.current)), "args": START, "env": None}
+    codex.state.write_text(json.dumps({"kinetis-docs": entry}))
+    return root
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Error: failed to persist config.toml: Permission denied (os error 13)",
+        "Error: failed to write config.toml: Read-only file system (os error 30)",
+    ],
+)
+def test_a_codex_that_cannot_write_its_config_is_named_so_with_what_makes_uninstall_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, said: str
+) -> None:
+    root = _codex_registered(tmp_path, monkeypatch, said)
+
+    with pytest.raises(InstallerError) as error:
+        run_uninstall("codex", say=lambda _: None, environ={"KINETIS_MCP_DOCS_DIR": f"{root}"})
+
+    # `codex mcp get` works: the advice is the write that failed, not that read.
+    assert error.value.message == (
+        "Codex could not remove the existing registration (`codex mcp remove` exited with "
+        f"status 1: {said}). Codex cannot write config.toml in CODEX_HOME (~/.codex unless "
+        "set), where it keeps its kinetis-docs registration. Nothing was changed; make that "
+        "file and its directory writable (fix their permissions, or remount them "
+        "read-write), then run uninstall again."
+    )
+    assert "\n" not in error.value.message
+
+
+def test_a_codex_remove_failing_otherwise_names_the_remove_not_the_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _codex_registered(tmp_path, monkeypatch, "Error: something else went wrong")
+
+    with pytest.raises(InstallerError) as error:
+        run_uninstall("codex", say=lambda _: None, environ={"KINETIS_MCP_DOCS_DIR": f"{root}"})
+
+    assert error.value.message.endswith(
+        "Nothing was changed; once `codex mcp remove kinetis-docs` works in this shell, run "
+        "uninstall again."
+    )
