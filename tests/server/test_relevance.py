@@ -20,6 +20,8 @@ from benchmarks.search_eval import evaluate
 
 from benchmarks import http_tree
 from kinetis_mcp_docs.server.application import DocsApplication
+from kinetis_mcp_docs.server.search.page_text import sections
+from kinetis_mcp_docs.server.search.passages import PageShape, Word, read_page, word_pattern
 from kinetis_mcp_docs.server.search.relevance import PageText, Query, RelevanceIndex
 from kinetis_mcp_docs.server.search_index import SearchIndex
 from kinetis_mcp_docs.server.tools.base import Toolset
@@ -335,3 +337,67 @@ def test_every_build_of_a_tree_scores_its_pages_alike() -> None:
             json.dumps([[(hit.url, hit.line, hit.score) for hit in found] for found in hits])
         )
     assert len(answers) == 1
+
+
+def _hit(pages: dict[str, str], query: str, url: str) -> Any:
+    return next(hit for hit in _relevance(pages).search(query, 5) if hit.url == url)
+
+
+_PROSE = "The component renders its content where the page asks for it. " * 4
+
+
+def test_a_list_item_defines_the_aliases_joined_to_its_first_word() -> None:
+    # `- \`placeholder\` | \`fallback\`:` names both words: the snippet starts at that
+    # entry, not at a later one naming only `fallback` (which won when only the first word
+    # of an entry counted as named).
+    page = (
+        "## Props\n\n- `placeholder` | `fallback`: what the server renders.\n\n"
+        "## Slots\n\n- `#fallback`: what the server renders until the component is mounted.\n"
+    )
+    passage = _passage(page, {"fallback": Word(1.0, word_pattern(["fallback"]))})
+    assert page.splitlines()[passage.line - 1] == "## Props"
+    assert "`placeholder` | `fallback`" in passage.snippet
+
+
+def _passage(page: str, words: dict[str, Word]) -> Any:
+    found = sections(page)
+    data = page.encode()
+    shape = PageShape(
+        tuple(section.line for section in found),
+        tuple(section.offset for section in found),
+        page.count("\n") + 1,
+    )
+    return read_page(data, shape, data.lower(), words, average_section=100.0)
+
+
+def test_a_heading_naming_the_word_outweighs_an_entry_naming_it() -> None:
+    # A heading names what its whole section is about, a list item one entry: of a heading
+    # and an earlier entry naming the same word, in sections scoring alike but for the word
+    # after the heading, the heading is where the snippet starts (at equal weights the
+    # entry's section, the best by BM25, won).
+    filler = "Text that holds none of the words asked for.\n\n" * 12
+    page = "## Events\n\n- `slot`: one entry.\n\n## Slot\n\nThe extra content.\n\n" + filler
+    words = {
+        "slot": Word(1.0, word_pattern(["slot"])),
+        "extra": Word(1.5, word_pattern(["extra"])),
+    }
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1] == "## Slot"
+    assert passage.snippet.startswith("## Slot The extra content.")
+
+
+def test_a_relevance_snippet_shows_a_links_text_not_its_address() -> None:
+    page = (
+        "# Data Fetching\n\n" + _PROSE + "\n\n## Options\n\n"
+        "[`useAsyncData`](/docs/4.x/api/composables/use-async-data) and "
+        "[`useFetch`](/docs/4.x/api/composables/use-fetch) accept the same options, and "
+        "![a diagram](/images/options.png) shows them.\n\n### Lazy\n\nNavigation does not wait.\n"
+    )
+    hit = _hit({**PAGES, "/guide/data-fetching": page}, "useFetch options", "/guide/data-fetching")
+    assert hit.line is not None
+    assert page.splitlines()[hit.line - 1] == "## Options"
+    assert hit.snippet == (
+        "## Options `useAsyncData` and `useFetch` accept the same options, and a diagram "
+        "shows them. ### Lazy Navigation does not wait."
+    )
+    assert len(hit.snippet) <= 240

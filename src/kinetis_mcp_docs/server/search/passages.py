@@ -15,12 +15,15 @@ spelled with a capital outside ASCII (`É`) is found as the page spells it, lowe
   every line says `useFetch`, and the line that answers "useFetch lazy" is the one saying
   `lazy`; a word of the page's title tells no line from another and weighs
   `TITLE_WORD_WEIGHT` of that. The words of the next two lines count half, since a snippet
-  of 240 characters runs on; a word a line defines — any word of a heading, the first word
-  of a list item or a table row, or the `code` a line starts with, as reference pages
-  introduce an option — counts twice there; the lines of the best section count half again.
+  of 240 characters runs on; a word a line defines — the first word of a list item (and
+  the aliases joined to it by `|`, `,` or "or") or of a table row, or the `code` a line
+  starts with, as reference pages introduce an option — counts twice there, and a word of
+  a heading `HEADING_WEIGHT` times (a heading names what its whole section is about, an
+  entry one item of it); the lines of the best section count half again.
   The earliest of the best lines wins. The snippet starts at that line, or at the heading
   of its section when both fit in one snippet, so that it names what it is about; with no
-  word found, at the body's first line. Its `line` is where a window read shows it.
+  word found, at the body's first line. It shows a Markdown link as its text, without its
+  address. Its `line` is where a window read shows it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ from .page_text import SNIPPET_LENGTH, clip
 FOLLOWING_LINES = 2
 FOLLOWING_WEIGHT = 0.5
 DEFINITION_WEIGHT = 2.0
+# A heading names what its whole section is about, a list item or a table row one entry of
+# it: a word a heading names counts this much, more than one an entry names.
+HEADING_WEIGHT = 2.5
 BEST_SECTION_WEIGHT = 1.5
 TITLE_WORD_WEIGHT = 0.1
 # A heading is shown above the best line when this much text at most lies between them.
@@ -52,6 +58,11 @@ _SHOWN_LINES = 12
 # row, or the `code` or **bold** a line starts with.
 _HEADING = re.compile(rb"\s*#{1,6}\s+(.*)")
 _DEFINING = re.compile(rb"\s*(?:(?:[-*+]|\d+[.)]|\|)\s*[`*_\s]*|[`*_]+)([^\s`*|:,(]+)")
+# A word a list item names beside its first, joined to it by `|`, `,` or "or": the aliases
+# of one entry (`- \`placeholder\` | \`fallback\`: ...`).
+_ALIAS = re.compile(rb"[`*_]*[^\S\n]*(?:\||,|or\b)[^\S\n]*[`*_]*([^\s`*|:,(]+)")
+# A Markdown link or image: the snippet shows its text, not its address.
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
 # The bytes a word is made of: ASCII letters and digits, and every byte of a character
 # outside ASCII.
 _WORD_BYTES = frozenset(
@@ -160,8 +171,11 @@ def read_page(
         # Exactly rounded, so that the order a set is read in (its strings' hashes, which
         # differ from process to process) never changes which line wins.
         score = math.fsum(weight[name] for name in held)
-        defined = _defined(raw.lower(), held, words)
-        score += (DEFINITION_WEIGHT - 1) * math.fsum(weight[name] for name in defined)
+        lowered_line = raw.lower()
+        defined = _defined(lowered_line, held, words)
+        if defined:
+            named = HEADING_WEIGHT if _HEADING.match(lowered_line) else DEFINITION_WEIGHT
+            score += (named - 1) * math.fsum(weight[name] for name in defined)
         if _section_of(shape.lines, number) == best_section:
             score *= BEST_SECTION_WEIGHT
         following: set[str] = set()
@@ -235,6 +249,11 @@ def _defined(line: bytes, held: set[str], words: dict[str, Word]) -> set[str]:
         if defining is None:
             return set()
         named = defining.group(1)
+        if not line.lstrip().startswith(b"|"):  # in a table row `|` ends the cell
+            at = defining.end()
+            while alias := _ALIAS.match(line, at):
+                named += b" " + alias.group(1)
+                at = alias.end()
     return {
         name
         for name in held
@@ -264,7 +283,10 @@ def _shown(data: bytes, start: int, length: int) -> str:
         if not end:
             end = len(data) + 1
             break
-    return clip(data[start : end - 1].decode("utf-8", "replace"), length)
+    text = data[start : end - 1].decode("utf-8", "replace")
+    if "](" in text:
+        text = _LINK.sub(r"\1", text)
+    return clip(text, length)
 
 
 def _can_start(line: str) -> bool:
