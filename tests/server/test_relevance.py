@@ -401,3 +401,19 @@ def test_a_relevance_snippet_shows_a_links_text_not_its_address() -> None:
         "shows them. ### Lazy Navigation does not wait."
     )
     assert len(hit.snippet) <= 240
+
+
+def test_a_snippet_over_a_long_line_of_brackets_costs_what_an_ordinary_long_line_does() -> None:
+    # Showing links as their text once tried every `[` against the rest of the line: a
+    # 20,000-character line of them cost a search 4 s, 100,000 of them minutes.
+    def cost(line: str) -> float:
+        index = _relevance({"/guide/odd": f"# Odd\n\nalpha\n{line}\n"})
+        began = time.process_time()
+        (hit,) = index.search("alpha", 5)
+        spent = time.process_time() - began
+        assert hit.url == "/guide/odd"
+        return spent
+
+    ordinary = min(cost("word " * 20_000) for _ in range(3))
+    for odd in ["[" * 100_000 + "](x", "[](" * 33_000, "[a](" + "x" * 100_000]:
+        assert min(cost(odd) for _ in range(3)) < 20 * max(ordinary, 1e-3), odd[:8]

@@ -62,7 +62,7 @@ _DEFINING = re.compile(rb"\s*(?:(?:[-*+]|\d+[.)]|\|)\s*[`*_\s]*|[`*_]+)([^\s`*|:
 # of one entry (`- \`placeholder\` | \`fallback\`: ...`).
 _ALIAS = re.compile(rb"[`*_]*[^\S\n]*(?:\||,|or\b)[^\S\n]*[`*_]*([^\s`*|:,(]+)")
 # A Markdown link or image: the snippet shows its text, not its address.
-_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
+_LINK = re.compile(r"!?\[([^[\]\n]*)\]\([^()\s]*\)")
 # The bytes a word is made of: ASCII letters and digits, and every byte of a character
 # outside ASCII.
 _WORD_BYTES = frozenset(
