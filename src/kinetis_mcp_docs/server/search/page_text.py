@@ -19,8 +19,10 @@ _BLOCK_SCALAR = re.compile(r"[>|][1-9+-]{0,2}(?:\s+#.*)?")
 # Each line pattern begins with the newline before its line: the regular expression engine
 # looks for a leading literal quickly, where a MULTILINE `^` is tried at every character (a
 # page's sections took five times as long). `sections` searches "\n" + the body, so that a
-# match starts at its line's offset in the body.
-_HEADING_LINE = re.compile(r"\n[^\S\n]*#{1,6}[ \t]+(.*?)[ \t#]*\r?$", re.MULTILINE)
+# match starts at its line's offset in the body. The heading's closing `#`s are stripped
+# by `_heading_text`, not by the pattern: a lazy text before them made a line of `# # # ...`
+# cost its length squared (a line of 8,000 characters, 4 s).
+_HEADING_LINE = re.compile(r"\n[^\S\n]*#{1,6}[ \t]+([^\n]*)")
 _FENCE_LINE = re.compile(r"\n[^\S\n]*(?:```|~~~)")
 # What ends a line for `str.splitlines` ("\r\n" ends one line: its "\n" starts none that a
 # fence or a title could open), and what opens a fence or a `# ` title at a line's start.
@@ -137,7 +139,10 @@ def sections(text: str) -> list[Section]:
     searched = "\n" + body  # see `_HEADING_LINE`
     marks = sorted(
         [(found.start(), None) for found in _FENCE_LINE.finditer(searched)]
-        + [(found.start(), found.group(1)) for found in _HEADING_LINE.finditer(searched)],
+        + [
+            (found.start(), _heading_text(found.group(1)))
+            for found in _HEADING_LINE.finditer(searched)
+        ],
         key=lambda mark: mark[0],
     )
     starts: list[tuple[int, str]] = [(0, "")]
@@ -157,6 +162,12 @@ def sections(text: str) -> list[Section]:
         if heading or content.strip():
             found.append(Section(line, heading, content, len(text) - len(body) + start))
     return found
+
+
+def _heading_text(line: str) -> str:
+    """A heading line's text after its `#`s: without the `\\r` of a CRLF line, the closing
+    `#`s and the blanks around them."""
+    return (line[:-1] if line.endswith("\r") else line).rstrip(" \t#")
 
 
 def clip(text: str, length: int = SNIPPET_LENGTH) -> str:

@@ -57,7 +57,7 @@ _SHOWN_LINES = 12
 # What a line defines: any word of a heading, else the first word of a list item or a table
 # row, or the `code` or **bold** a line starts with.
 _HEADING = re.compile(rb"\s*#{1,6}\s+(.*)")
-_DEFINING = re.compile(rb"\s*(?:(?:[-*+]|\d+[.)]|\|)\s*[`*_\s]*|[`*_]+)([^\s`*|:,(]+)")
+_DEFINING = re.compile(rb"\s*(?:(?:[-*+]|\d+[.)]|\|)[`*_\s]*|[`*_]+)([^\s`*|:,(]+)")
 # A word a list item names beside its first, joined to it by `|`, `,` or "or": the aliases
 # of one entry (`- \`placeholder\` | \`fallback\`: ...`).
 _ALIAS = re.compile(rb"[`*_]*[^\S\n]*(?:\||,|or\b)[^\S\n]*[`*_]*([^\s`*|:,(]+)")
