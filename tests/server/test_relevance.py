@@ -403,29 +403,37 @@ def test_a_relevance_snippet_shows_a_links_text_not_its_address() -> None:
     assert len(hit.snippet) <= 240
 
 
+def _page_with(line: str, frontmatter: str = "") -> str:
+    return f"{frontmatter}# Odd\n\nalpha\n{line}\n"
+
+
 @pytest.mark.parametrize(
     "odd",
     [
-        pytest.param("[" * 100_000 + "](x", id="brackets"),
-        pytest.param("[](" * 33_000, id="empty links"),
-        pytest.param("[a](" + "x" * 100_000, id="an unclosed address"),
-        pytest.param("# " + "# " * 50_000 + "alpha", id="a heading of hashes"),
-        pytest.param("-" + " " * 100_000 + ": alpha", id="a list item of blanks"),
+        pytest.param(_page_with("[" * 100_000 + "](x"), id="brackets"),
+        pytest.param(_page_with("[](" * 33_000), id="empty links"),
+        pytest.param(_page_with("[a](" + "x" * 100_000), id="an unclosed address"),
+        pytest.param(_page_with("# " + "# " * 50_000 + "alpha"), id="a heading of hashes"),
+        pytest.param(_page_with("-" + " " * 100_000 + ": alpha"), id="a list item of blanks"),
+        pytest.param(
+            _page_with("", "---\ndescription: a" + " " * 100_000 + "b\n---\n"),
+            id="a frontmatter value of blanks",
+        ),
     ],
 )
 def test_a_page_with_a_long_odd_line_costs_what_an_ordinary_long_line_does(odd: str) -> None:
     # Each of these once cost a line's length squared: showing links as their text tried
     # every `[` against the rest of the line (20,000 of them, 4 s a search), a heading's
-    # closing `#`s were looked for after every character of it (8,000, 4 s to index), and a
-    # list item's marker and the blanks after it could split them every way (4,000, 0.3 s a
-    # search).
-    def cost(line: str) -> float:
+    # closing `#`s and a frontmatter value's closing blanks were looked for after every
+    # character of it (8,000, 4 s to index), and a list item's marker and the blanks after
+    # it could split them every way (4,000, 0.3 s a search).
+    def cost(page: str) -> float:
         began = time.process_time()
-        index = _relevance({**PAGES, "/guide/odd": f"# Odd\n\nalpha\n{line}\n"})
+        index = _relevance({**PAGES, "/guide/odd": page})
         (hit,) = index.search("alpha", 5)
         spent = time.process_time() - began
         assert hit.url == "/guide/odd"
         return spent
 
-    ordinary = min(cost("word " * 20_000) for _ in range(3))
+    ordinary = min(cost(_page_with("word " * 20_000)) for _ in range(3))
     assert min(cost(odd) for _ in range(3)) < 20 * max(ordinary, 1e-3)

@@ -12,7 +12,9 @@ import re
 
 SNIPPET_LENGTH = 240
 SNIPPET_LEAD = 60
-_FRONTMATTER_FIELD = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+# A frontmatter line's key and value; the value's blanks are stripped after the match, since
+# a lazy value before them cost a line of blanks inside a value its length squared.
+_FRONTMATTER_FIELD = re.compile(r"([A-Za-z_][\w-]*)\s*:(.*)")
 # A YAML block scalar's header: `>` (folded) or `|` (literal), its indicators, a comment.
 _BLOCK_SCALAR = re.compile(r"[>|][1-9+-]{0,2}(?:\s+#.*)?")
 # A heading line (its text in group 1) and a code fence's opening or closing line.
@@ -59,7 +61,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
         index += 1
         if not matched:
             continue
-        value = matched.group(2)
+        value = matched.group(2).strip()
         if _BLOCK_SCALAR.fullmatch(value):
             # `title: >` or `|`: the value is the indented lines below, on one line here.
             block = []
