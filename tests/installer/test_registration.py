@@ -14,6 +14,7 @@ import pytest
 from kinetis_mcp_docs.installer.clients.known import CLAUDE, CODEX, client_named
 from kinetis_mcp_docs.installer.clients.registration import Registration
 from kinetis_mcp_docs.installer.clients.scope import OtherScope, other_scope
+from kinetis_mcp_docs.installer.commands.setup import register_replacing
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from tests.support.clients import StubClient, install_stub
@@ -479,3 +480,107 @@ def test_a_failing_codex_get_is_named_by_its_error_line_not_its_backtrace(
         "Codex could not read its kinetis-docs registration (`codex mcp get` exited with "
         "status 1: Error: config.toml: invalid type)."
     )
+
+
+# Setup's own registration, as `codex mcp add` wrote it, then edited by hand in config.toml.
+HAND_EDITED_CODEX_ENTRY = {
+    "command": SERVER_ARGV[0],
+    "args": SERVER_ARGV[1:],
+    "env": {
+        "HTTPS_PROXY": "http://proxy.internal:3128",
+        "LOG_LEVEL": "debug",
+        "GITHUB_TOKEN": "ghp_s3cret",
+        "api_key": "k3y",
+    },
+    "env_vars": ["CORP_CA"],
+    "cwd": "/srv/docs",
+    "startup_timeout_sec": 30,
+    "tool_timeout_sec": 7.5,
+    "enabled_tools": ["kinetis_read_doc"],
+    "disabled_tools": [],
+}
+DROPPED_BY_HAND = (
+    "startup_timeout_sec = 30; tool_timeout_sec = 7.5; "
+    'enabled_tools = ["kinetis_read_doc"]; disabled_tools = []; cwd = "/srv/docs"; '
+    'env_vars = ["CORP_CA"]; env.GITHUB_TOKEN (value not shown); env.LOG_LEVEL = "debug"; '
+    "env.api_key (value not shown)"
+)
+
+
+def test_codex_reads_back_the_settings_only_config_toml_holds_and_names_those_re_adding_drops(
+    stubs_on_path: Path,
+) -> None:
+    codex = stub("codex", stubs_on_path)
+    codex.state.write_text(json.dumps({"kinetis-docs": HAND_EDITED_CODEX_ENTRY}))
+
+    shown = CODEX.registration(os.fspath(codex.path))
+
+    assert shown is not None
+    assert shown.settings == {
+        "startup_timeout_sec": 30.0,
+        "tool_timeout_sec": 7.5,
+        "enabled_tools": ["kinetis_read_doc"],
+        "disabled_tools": [],
+        "cwd": "/srv/docs",
+        "env_vars": ["CORP_CA"],
+    }
+    # HTTPS_PROXY is setup's own: it records it from its shell on every run.
+    assert "; ".join(CODEX.dropped_settings(shown)) == DROPPED_BY_HAND
+    assert "s3cret" not in DROPPED_BY_HAND
+    assert "k3y" not in DROPPED_BY_HAND
+
+
+def test_codex_setup_says_after_the_registration_line_which_hand_added_settings_it_drops(
+    stubs_on_path: Path, tmp_path: Path
+) -> None:
+    codex = stub("codex", stubs_on_path)
+    argv = InstallLayout(tmp_path).start_argv(None)
+    entry = HAND_EDITED_CODEX_ENTRY | {"command": argv[0], "args": argv[1:]}
+    codex.state.write_text(json.dumps({"kinetis-docs": entry}))
+    cli = os.fspath(codex.path)
+    env = {"HTTPS_PROXY": "http://proxy.internal:3128"}
+    said: list[str] = []
+
+    def setup_registers() -> None:
+        existing = CODEX.registration(cli)
+        register_replacing(CODEX, cli, argv, env, existing=existing, root=tmp_path, say=said.append)
+
+    setup_registers()
+
+    assert said == [
+        "Registering kinetis-docs with Codex",
+        (
+            "Codex's kinetis-docs has settings added by hand that re-registering drops: "
+            f"{DROPPED_BY_HAND}. Add them back to its entry in config.toml in CODEX_HOME "
+            "(~/.codex unless set)"
+        ),
+    ]
+    # What Codex holds now is what `codex mcp add` wrote: the hand-added settings are gone.
+    assert CODEX.registration(cli) == Registration(command=argv[0], args=argv[1:], env=env)
+    # Replacing setup's own registration, which holds nothing by hand, says nothing more.
+    said.clear()
+    setup_registers()
+    assert said == ["Registering kinetis-docs with Codex"]
+
+
+def test_a_codex_entry_turned_off_by_hand_is_named_as_dropped_and_an_http_ones_timeouts_too(
+    stubs_on_path: Path,
+) -> None:
+    codex = stub("codex", stubs_on_path)
+    cli = os.fspath(codex.path)
+    codex.state.write_text(
+        json.dumps({"kinetis-docs": {"command": "docker", "args": [], "enabled": False}})
+    )
+    shown = CODEX.registration(cli)
+    assert shown is not None
+    assert CODEX.dropped_settings(shown) == ["enabled = false"]
+
+    codex.state.write_text(
+        json.dumps(
+            {"kinetis-docs": {"url": "https://docs.example.com/mcp", "tool_timeout_sec": 120}}
+        )
+    )
+    shown = CODEX.registration(cli)
+    assert shown is not None
+    assert CODEX.dropped_settings(shown) == ["tool_timeout_sec = 120"]
+    assert CLAUDE.dropped_settings(shown) == []

@@ -13,8 +13,11 @@ output the installer reads back):
   `✔ Connected` only when it is answered — as Claude Code does. `--transport http` entries
   print their URL and headers.
 - `codex mcp remove NAME` exits 0 when absent; `codex mcp add [--env K=V]... NAME -- CMD...`
-  (or `NAME --url URL`) overwrites; `codex mcp get NAME --json` prints the entry in Codex's
-  layout (`transport.command`, `.args`, `.env`; or `transport.url`).
+  (or `NAME --url URL`) overwrites the whole entry; `codex mcp get NAME --json` prints the
+  entry in Codex's layout (`transport.command`, `.args`, `.env`, `.env_vars`, `.cwd`; or
+  `transport.url`), with the settings only `config.toml` holds (`enabled`, `enabled_tools`,
+  `disabled_tools`, the two timeouts) from the entry a test wrote into the state, as a user
+  edits `config.toml` by hand.
 
 A stub can be told to fail one subcommand (`fail={"add": "..."}`), for error paths.
 """

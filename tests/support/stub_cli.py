@@ -278,18 +278,23 @@ def _codex(stub: _Stub, command: str, rest: list[str]) -> int:
                 "command": entry["command"],
                 "args": entry["args"],
                 "env": entry.get("env"),
-                "env_vars": [],
-                "cwd": None,
+                "env_vars": entry.get("env_vars", []),
+                "cwd": entry.get("cwd"),
             }
+        # The settings only config.toml holds (`codex mcp add` writes none of them); Codex
+        # prints a timeout as seconds in a float, and an unset one as null.
+        timeouts = {
+            name: None if entry.get(name) is None else float(entry[name])
+            for name in ("startup_timeout_sec", "tool_timeout_sec")
+        }
         document = {
             "name": name,
-            "enabled": True,
+            "enabled": entry.get("enabled", True),
             "disabled_reason": None,
             "transport": transport,
-            "enabled_tools": None,
-            "disabled_tools": None,
-            "startup_timeout_sec": None,
-            "tool_timeout_sec": None,
+            "enabled_tools": entry.get("enabled_tools"),
+            "disabled_tools": entry.get("disabled_tools"),
+            **timeouts,
         }
         print(json.dumps(document, indent=2))
         return 0

@@ -107,6 +107,15 @@ class Client(abc.ABC):
             raise mismatch(self, "it reports no registration at all")
         self._check(shown, argv, env)
 
+    def dropped_settings(
+        self,
+        existing: Registration,  # noqa: ARG002 - a client whose `mcp add` cannot write all overrides
+    ) -> list[str]:
+        """What replacing `existing` drops that a user set by hand and setup does not write
+        again, one `key = value` each as the client's configuration writes it: nothing,
+        unless the client's `mcp add` cannot write every setting its configuration holds."""
+        return []
+
     @abc.abstractmethod
     def unregister(self, cli: str) -> bool:
         """Remove the `kinetis-docs` registration; whether there was one to remove."""

@@ -9,12 +9,18 @@ only in `config.toml`, which setup must not edit. So setup records the values of
 snapshot, and a changed proxy needs `setup codex` again. Those holding paths
 (`PATH_VARIABLES`) are recorded absolute: Codex starts the server in a directory of its own
 choosing, where a path relative to setup's would mean nothing.
+
+Re-registering is `codex mcp remove` then `codex mcp add`, which writes a whole new entry:
+whatever a user added to the old one by hand in `config.toml` (a timeout, a tool list,
+`env_vars`, `cwd`, another variable) is gone. `codex mcp get --json` reports those
+settings, so setup names what it drops (`dropped_settings`) for the user to add back.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -65,6 +71,21 @@ CODEX_PASSED_VARIABLES = (
 PATH_VARIABLES = ("SSL_CERT_FILE", "PIP_CERT", "PIP_CLIENT_CERT", "PIP_CONFIG_FILE")
 PATH_LIST_VARIABLES = {"SSL_CERT_DIR": os.pathsep, "PIP_FIND_LINKS": None}
 
+# The settings of an entry that only config.toml holds (`codex mcp add` writes none), as
+# `codex mcp get --json` prints them, each with the value it prints when the entry does not
+# set it: at the top of its document, then beside the command (`env_vars`, `cwd`).
+_ENTRY_SETTINGS: dict[str, object] = {
+    "startup_timeout_sec": None,
+    "tool_timeout_sec": None,
+    "enabled": True,
+    "enabled_tools": None,
+    "disabled_tools": None,
+}
+_LAUNCH_SETTINGS: dict[str, object] = {"cwd": None, "env_vars": []}
+# A variable whose name holds one of these may hold a credential: named, its value not shown.
+_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
 
 class Codex(Client):
     """Codex: it starts a server with a short fixed list of variables, plus the recorded ones."""
@@ -110,6 +131,23 @@ class Codex(Client):
             raise cli_failed(self, f"read its {SERVER_NAME} registration", shown)
         return _codex_registration(shown.stdout)
 
+    def dropped_settings(self, existing: Registration) -> list[str]:
+        """What `existing` holds that replacing it drops and setup does not write again.
+
+        Its settings only `config.toml` holds, and the variables of its `env` that setup
+        does not record: those it does (`CODEX_PASSED_VARIABLES`) it takes from the shell it
+        runs in, every run. A variable whose name suggests a credential is named without its
+        value.
+        """
+        dropped = [f"{key} = {_toml(value)}" for key, value in existing.settings.items()]
+        for name, value in sorted(existing.env.items()):
+            if name in CODEX_PASSED_VARIABLES:
+                continue
+            key = f"env.{_toml_key(name)}"
+            secret = any(word in name.upper() for word in _SECRET_WORDS)
+            dropped.append(f"{key} (value not shown)" if secret else f"{key} = {_toml(value)}")
+        return dropped
+
     def _add_arguments(self, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
         options = [f"--env={name}={value}" for name, value in sorted(env.items())]
         return ["mcp", "add", *options, SERVER_NAME, "--", *argv]
@@ -139,6 +177,7 @@ def _codex_registration(output: str) -> Registration | None:
     # Newer Codex nests the launch settings under "transport"; older ones did not.
     entry: dict[str, Any] = transport if isinstance(transport, dict) else document
     command, url = entry.get("command"), entry.get("url")
+    settings = _settings(document, _ENTRY_SETTINGS)
     if isinstance(command, str):
         args, env = entry.get("args"), entry.get("env")
         return Registration(
@@ -147,6 +186,7 @@ def _codex_registration(output: str) -> Registration | None:
             env={str(key): str(value) for key, value in env.items()}
             if isinstance(env, dict)
             else {},
+            settings=settings | _settings(entry, _LAUNCH_SETTINGS),
         )
     if not isinstance(url, str):
         return None
@@ -159,8 +199,42 @@ def _codex_registration(output: str) -> Registration | None:
     if entry.get("bearer_token_env_var"):
         headers.append("Authorization")
     return Registration(
-        transport=str(entry.get("type") or "streamable_http"), url=url, headers=headers
+        transport=str(entry.get("type") or "streamable_http"),
+        url=url,
+        headers=headers,
+        settings=settings,
     )
+
+
+def _settings(printed: dict[str, Any], unset: dict[str, object]) -> dict[str, object]:
+    """The settings of `unset` that `printed` holds with another value than when unset."""
+    return {
+        key: printed[key]
+        for key, default in unset.items()
+        if printed.get(key) is not None and printed[key] != default
+    }
+
+
+def _toml(value: object) -> str:
+    """`value`, as `codex mcp get --json` printed it, written as config.toml writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # Codex prints a timeout of 30 as 30.0
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return f"[{', '.join(_toml(item) for item in value)}]"
+    if isinstance(value, dict):
+        pairs = ", ".join(f"{_toml_key(str(key))} = {_toml(item)}" for key, item in value.items())
+        return f"{{ {pairs} }}" if pairs else "{}"
+    # A JSON string is a TOML basic string, control characters escaped.
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _toml_key(name: str) -> str:
+    """`name` as a TOML key: bare where it can be, else quoted."""
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name, ensure_ascii=False)
 
 
 def _absolute(path: str) -> str:

@@ -28,7 +28,10 @@ class Registration:
     values, which may be credentials. `transport` is empty when the client shows neither:
     Claude Code shows a project-scope server awaiting approval by its scope and status alone.
     `status` is Claude Code's connection check (`✔ Connected`, ...) and `scope` where it
-    keeps the registration (`User config (...)`); Codex reports neither.
+    keeps the registration (`User config (...)`); Codex reports neither. `settings` are the
+    entry's settings that its client's `mcp add` cannot write, those set, by their key in the
+    client's configuration (Codex's timeouts, tool lists, `env_vars`, `cwd`, `enabled =
+    false`), with their values as the client printed them; Claude Code reports none.
     """
 
     command: str = ""
@@ -39,6 +42,7 @@ class Registration:
     transport: str = STDIO
     url: str | None = None
     headers: list[str] = field(default_factory=list)
+    settings: dict[str, object] = field(default_factory=dict)
 
     @property
     def argv(self) -> list[str]:

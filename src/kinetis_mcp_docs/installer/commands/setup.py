@@ -129,7 +129,9 @@ def run_setup(
             )
             version = verify_server(argv, client.launch_environment(environ, registered_env))
             verified = True
-            _register(client, cli, argv, registered_env, existing=existing, root=root, say=say)
+            register_replacing(
+                client, cli, argv, registered_env, existing=existing, root=root, say=say
+            )
             registered = True
     except BaseException as error:
         if verified:
@@ -166,7 +168,7 @@ def existing_registration(client: Client, cli: str) -> Registration | None:
     return existing
 
 
-def _register(
+def register_replacing(
     client: Client,
     cli: str,
     argv: list[str],
@@ -176,12 +178,29 @@ def _register(
     root: Path,
     say: Callable[[str], None],
 ) -> None:
-    """Replace the registration with the verified command."""
+    """Replace the registration `existing` with the verified command, saying what it was
+    and what of it is dropped, before the client is asked: a failure after the removal
+    would leave nothing to read it from."""
     say(f"Registering {SERVER_NAME} with {client.label}")
-    notice = replacement_notice(client, existing, root)
-    if notice is not None:
-        say(notice)
+    for notice in (
+        replacement_notice(client, existing, root),
+        dropped_settings_notice(client, existing),
+    ):
+        if notice is not None:
+            say(notice)
     client.register(cli, argv, env)
+
+
+def dropped_settings_notice(client: Client, existing: Registration | None) -> str | None:
+    """The settings a user added to the registration by hand that replacing it drops, in
+    one line with their values (a credential's by name only), or None."""
+    dropped = client.dropped_settings(existing) if existing is not None else []
+    if not dropped:
+        return None
+    return (
+        f"{client.label}'s {SERVER_NAME} has settings added by hand that re-registering "
+        f"drops: {'; '.join(dropped)}. Add them back to its entry in {client.config_file}"
+    )
 
 
 def _interrupted_registering(
