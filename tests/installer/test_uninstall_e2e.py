@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
 
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
+from kinetis_mcp_docs.server.errors import MISSING_FILES
+from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR
 from tests.installer.machine import (
     HTTP_URL,
     KINETIS_DOCS,
@@ -22,6 +25,7 @@ from tests.installer.machine import (
 )
 from tests.support.clients import install_stub
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning
+from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
 WAIT = 60.0
 SESSIONS = (
@@ -356,3 +360,73 @@ def test_the_command_setup_names_last_looks_after_the_install_and_uninstalls_it(
     assert "Traceback" not in removed.stderr
     assert removed.stdout.splitlines()[-2:] == [f"Removed {machine.install}", SESSIONS]
     assert not machine.install.exists()
+
+
+# --- a server whose install goes away -----------------------------------------------------------
+
+
+def _our_lines_only(stderr: str) -> list[str]:
+    """stderr's lines, each one of the server's own: no traceback, nothing else."""
+    lines = stderr.splitlines()
+    assert "Traceback" not in stderr, stderr
+    assert all(line.startswith("kinetis-docs: ") for line in lines), stderr
+    return lines
+
+
+def test_a_session_whose_install_is_deleted_while_it_serves_answers_an_error_and_one_line(
+    installed: Machine,
+) -> None:
+    server = ServerProcess(installed.registered_argv(), installed.env)
+    try:
+        assert "serverInfo" in server.request("initialize", INITIALIZE_PARAMS)["result"]
+        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        # What an uninstall does to a session still open, or a directory deleted by hand.
+        shutil.rmtree(installed.install)
+
+        listed = server.request("resources/list")
+        read = server.call_tool("kinetis_read_doc", {"uri": "kinetis://docs/index"})
+        code = server.finish(timeout=WAIT)
+    finally:
+        server.kill()
+
+    assert listed["result"]["resources"]  # the catalogue was loaded at start
+    # The page source is imported with the first read, from files that are gone.
+    assert read["error"] == {"code": INTERNAL_ERROR, "message": MISSING_FILES}
+    assert code == 0
+    (line,) = _our_lines_only(server.stderr)
+    assert "(No module named 'kinetis_mcp_docs.server.sources')" in line
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        # Imported by the registered command's own module: what would say the line.
+        "installer/names.py",
+        # Imported once the start is done with: the server itself.
+        "server/stdio.py",
+    ],
+)
+def test_the_registered_command_of_a_half_removed_environment_exits_1_with_one_line(
+    installed: Machine, module: str
+) -> None:
+    (site,) = (installed.install / "current" / "lib").glob("python*/site-packages")
+    removed = site / "kinetis_mcp_docs" / module
+    # As an interrupted removal leaves it: the source gone, and its bytecode with it.
+    removed.unlink()
+    for compiled in (removed.parent / "__pycache__").glob(f"{removed.stem}.*.pyc"):
+        compiled.unlink()
+
+    server = ServerProcess(installed.registered_argv(), installed.env)
+    try:
+        code = server.finish(timeout=WAIT)
+    finally:
+        server.kill()
+
+    assert code == 1
+    assert server.lines == []
+    (line,) = _our_lines_only(server.stderr)
+    name = "kinetis_mcp_docs." + module.removesuffix(".py").replace("/", ".")
+    environment = os.path.realpath(installed.install / "current")
+    assert line.startswith(f"kinetis-docs: {environment} is missing files (")
+    assert f"No module named '{name}'" in line
+    assert line.endswith("Run setup again to repair the install, or uninstall it; exiting.")

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from kinetis_mcp_docs.server import exceptions, reasons
-from kinetis_mcp_docs.server.errors import ERRORS
+from kinetis_mcp_docs.server.errors import ERRORS, MISSING_FILES
 from kinetis_mcp_docs.server.exceptions import (
     DocsError,
     InvalidArguments,
@@ -85,6 +85,23 @@ def test_an_unreadable_page_logs_its_url_and_reason_and_writes_nothing_to_the_ho
         "WARNING",
         "could not read https://o/x.md: HTTP 503",
     )
+
+
+def test_a_module_that_cannot_be_loaded_is_a_missing_file_logged_in_one_line_not_a_bug(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # What a lazy import raises once the server's directory was deleted while it ran.
+    gone = ModuleNotFoundError("No module named 'kinetis_mcp_docs.server.sources'")
+
+    with caplog.at_level(logging.WARNING, logger=reasons.LOGGER_NAME):
+        answer = ERRORS.rpc_error(gone)
+
+    assert (answer.code, answer.message) == (INTERNAL_ERROR, MISSING_FILES)
+    assert capsys.readouterr() == ("", "")  # no traceback
+    (record,) = [record for record in caplog.records if record.name == reasons.LOGGER_NAME]
+    assert record.levelname == "ERROR"
+    assert "(No module named 'kinetis_mcp_docs.server.sources')" in record.getMessage()
+    assert "\n" not in record.getMessage()
 
 
 # A host that configures no logging at all: what of ours reaches its stderr.

@@ -31,6 +31,10 @@ is opened on the null device, a closed stdout refused with one line and exit sta
 every message goes through the server's `StderrLog`, so a stderr nobody reads can cost a
 message but never hang the start. (pip writes to the descriptor itself and may block on
 it, but only until the update's deadline stops its process group.)
+
+An environment whose files are partly gone (an uninstall interrupted, a directory deleted
+by hand) cannot import what this module or the server needs: that is one line on stderr
+and exit status 1, not a traceback (`missing_files`).
 """
 
 # pathlib stays off the spawn path (see above), so paths here are `os.path` strings.
@@ -42,22 +46,41 @@ import os
 import sys
 import time
 
-from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.installer.install_dir.files import read_regular
-from kinetis_mcp_docs.installer.install_dir.throttle import (
-    is_due,
-    read_last_check,
-)
-from kinetis_mcp_docs.installer.names import (
-    CURRENT_NAME,
-    ENVS_NAME,
-    LAST_CHECK_NAME,
-    MARKER_CONTENT,
-    MARKER_NAME,
-    SERVER_MODULE,
-)
-from kinetis_mcp_docs.server.display import say
-from kinetis_mcp_docs.server.standard_streams import StdoutClosed, open_standard_streams
+try:
+    from kinetis_mcp_docs import __version__
+    from kinetis_mcp_docs.installer.install_dir.files import read_regular
+    from kinetis_mcp_docs.installer.install_dir.throttle import (
+        is_due,
+        read_last_check,
+    )
+    from kinetis_mcp_docs.installer.names import (
+        CURRENT_NAME,
+        ENVS_NAME,
+        LAST_CHECK_NAME,
+        MARKER_CONTENT,
+        MARKER_NAME,
+        SERVER_MODULE,
+    )
+    from kinetis_mcp_docs.server.display import say
+    from kinetis_mcp_docs.server.standard_streams import StdoutClosed, open_standard_streams
+except ImportError as missing:
+    # Run as the registered command from an environment whose files are partly gone (an
+    # uninstall interrupted, a directory deleted by hand): one line, not a traceback. The
+    # line is written by hand, since what would write it may be what is missing; imported
+    # (by an update's check), the error stands.
+    if __name__ != "__main__":
+        raise
+    line = (
+        f"kinetis-docs: {os.path.realpath(sys.prefix)} is missing files ({missing}): it was "
+        "removed or changed while in use. Run setup again to repair the install, or "
+        "uninstall it; exiting."
+    )
+    # Escaped: one line, whatever the path holds.
+    try:  # noqa: SIM105 - contextlib is kept off the spawn path
+        os.write(2, line.encode("unicode_escape") + b"\n")
+    except OSError:
+        pass  # no stderr to say it on
+    sys.exit(1)
 
 _MARKER_BYTES = MARKER_CONTENT.encode()
 
@@ -191,9 +214,22 @@ def _say(message: str) -> None:
     say(message)
 
 
+def missing_files(error: ImportError) -> str:
+    """The line for a module of this environment that cannot be loaded: its files went
+    away (an uninstall interrupted, the directory deleted while a server ran)."""
+    return (
+        f"{_ENVIRONMENT} is missing files ({error}): it was removed or changed while in use. "
+        "Run setup again to repair the install, or uninstall it; exiting."
+    )
+
+
 if __name__ == "__main__":
     try:
         sys.exit(main())
     except KeyboardInterrupt:
         # Ctrl-C while updating (pip's group is already killed) or waiting for the lock.
         sys.exit(130)
+    except ImportError as error:
+        # The server's modules, imported once this start is done with: their files are gone.
+        _say(missing_files(error))
+        sys.exit(1)

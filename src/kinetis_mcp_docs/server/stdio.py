@@ -115,8 +115,9 @@ def _small_thread_stacks() -> None:
         pass  # a platform that cannot size stacks keeps its default
 
 
-def _reported(error: PageUnavailable) -> RpcError:
-    """The library's answer for an unreadable page, its reason sent to this server's stderr.
+def _reported(error: PageUnavailable | ImportError) -> RpcError:
+    """The library's answer for an unreadable page, or a module of its own it cannot load
+    (its files removed while it runs), its reason sent to this server's stderr.
 
     The reason is logged (`reasons.py`); this server sends that logger to its stderr, as a
     `kinetis-docs:` line, configuring it with the first reason: `logging` costs a client
@@ -127,7 +128,7 @@ def _reported(error: PageUnavailable) -> RpcError:
 
 
 # The library's table, with the stdio server's stderr attached to its page failures.
-STDIO_ERRORS = ErrorTable({**ERRORS.entries, PageUnavailable: _reported})
+STDIO_ERRORS = ErrorTable({**ERRORS.entries, PageUnavailable: _reported, ImportError: _reported})
 
 
 def serve(
