@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import socket
 from typing import Any
@@ -326,6 +327,71 @@ def test_a_body_that_is_not_json_by_its_content_type_is_415(tree_server: HttpSer
     )
     assert response.status_code == 415
     assert response.json() == {"error": "Content-Type must be application/json"}
+
+
+@pytest.mark.parametrize(
+    ("lines", "coded"),
+    [
+        ([("Content-Encoding", "gzip")], True),
+        ([("Content-Encoding", "GZIP")], True),
+        ([("Content-Encoding", "deflate")], True),
+        ([("Content-Encoding", "br")], True),
+        ([("Content-Encoding", "identity, gzip")], True),
+        ([("Content-Encoding", "identity"), ("Content-Encoding", "gzip")], True),
+        ([("Content-Encoding", "gzip"), ("Content-Encoding", "identity")], True),
+        ([("Content-Encoding", "identity")], False),
+        ([("Content-Encoding", "Identity, identity")], False),
+        ([("Content-Encoding", "")], False),
+    ],
+    ids=[
+        "gzip",
+        "gzip-uppercase",
+        "deflate",
+        "br",
+        "identity-then-gzip",
+        "two-lines",
+        "two-lines-gzip-first",
+        "identity",
+        "identity-twice",
+        "empty",
+    ],
+)
+def test_a_body_in_a_content_coding_is_415_naming_identity_and_identity_is_read(
+    tree_server: HttpServer, lines: list[tuple[str, str]], coded: bool
+) -> None:
+    # Once read as plain JSON whatever its coding: a gzip body was answered -32700.
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    body = json.dumps(ping).encode("ascii")
+    if coded:
+        body = gzip.compress(body)
+    response = tree_server.client.post(
+        tree_server.url,
+        content=body,
+        headers=[("Content-Type", "application/json"), *lines],
+    )
+    if coded:
+        assert response.status_code == 415, response.text
+        assert response.json() == {"error": "Content-Encoding is not supported"}
+        assert response.headers["accept-encoding"] == "identity"
+    else:
+        assert response.status_code == 200, response.text
+        assert response.json()["result"] == {}
+
+
+def test_a_body_in_a_content_coding_is_refused_before_it_is_read(tree_server: HttpServer) -> None:
+    # The body never comes: the answer must not wait for it (nor for the body timeout).
+    with socket.create_connection(("127.0.0.1", tree_server.port), timeout=10) as connection:
+        connection.sendall(
+            b"POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Encoding: gzip\r\nContent-Length: 100000\r\n\r\n\x1f\x8b"
+        )
+        answer = b""
+        while not answer.endswith(b"}"):
+            read = connection.recv(65536)
+            assert read, answer
+            answer += read
+    assert answer.startswith(b"HTTP/1.1 415 "), answer
+    assert b"\r\naccept-encoding: identity\r\n" in answer.lower()
 
 
 def test_a_body_of_2_mib_is_read_and_one_byte_more_is_413(tree_server: HttpServer) -> None:

@@ -12,9 +12,12 @@ For every request to the route, in order:
    `Authorization` sent twice); `OPTIONS` needs none, but its token becomes its key only
    if it is valid;
 5. `OPTIONS` is 204 with `Allow: POST, OPTIONS`; any method but `POST` is 405;
-6. a body over 2 MiB is 413, refused by its `Content-Length` or as soon as the bytes
+6. a `Content-Encoding` other than `identity` (a compressed body) is 415 with
+   `Accept-Encoding: identity`, as RFC 9110 (section 15.5.16) asks, before the body is read:
+   the route reads JSON as sent and decodes no content coding;
+7. a body over 2 MiB is 413, refused by its `Content-Length` or as soon as the bytes
    received pass the cap, never buffered beyond it; a `Content-Type` other than JSON is 415;
-7. JSON-RPC, as `rpc` says. A method that reads pages runs on a worker thread.
+8. JSON-RPC, as `rpc` says. A method that reads pages runs on a worker thread.
 
 `/healthz` and `/readyz` (see `probes`) answer in every mode, with no token and no limit:
 they carry no documentation. `/metrics` answers only when metrics are on (see `metrics`).
@@ -89,6 +92,9 @@ OPTIONS_ANSWER: Answer = (204, b"", [NO_STORE, _ALLOW])
 NOT_ALLOWED = refusal(405, "Method not allowed", [_ALLOW])
 TOO_LARGE = refusal(413, "Request body too large")
 NOT_JSON = refusal(415, "Content-Type must be application/json")
+# RFC 9110, section 12.5.3: a 415 for a content coding says which ones the server takes.
+_ACCEPT_IDENTITY = (b"accept-encoding", b"identity")
+NOT_IDENTITY = refusal(415, "Content-Encoding is not supported", [_ACCEPT_IDENTITY])
 BAD_HOST = text_answer(421, b"Invalid Host header")
 BAD_ORIGIN = text_answer(403, b"Invalid Origin header")
 _CHALLENGE = (b"www-authenticate", access.CHALLENGE.encode("ascii"))
@@ -295,6 +301,9 @@ class McpRoute:
             return UNAUTHORIZED[denied]
         if method != "POST":
             return OPTIONS_ANSWER if method == "OPTIONS" else NOT_ALLOWED
+        coding = values.get(b"content-encoding")
+        if coding is not None and not _identity(coding):
+            return NOT_IDENTITY
         declared = values.get(b"content-length")
         if (
             declared is not None
@@ -412,6 +421,12 @@ class McpRoute:
                 length(_LIMITED_BODY),
             ],
         )
+
+
+def _identity(coding: bytes) -> bool:
+    """Whether a `Content-Encoding` value (several lines joined with commas) names no
+    coding but `identity`: empty, or `identity` in any case, as often as it likes."""
+    return all(name.strip(b" \t").lower() in (b"", b"identity") for name in coding.split(b","))
 
 
 # What `_rest_of_body` returns for a body that never came whole: nothing to answer.

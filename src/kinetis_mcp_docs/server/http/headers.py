@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 # is left unread.
 _WANTED_NAMES = (
     "authorization",
+    "content-encoding",
     "content-length",
     "content-type",
     "host",
