@@ -42,8 +42,13 @@ system call, one TCP segment), where uvicorn writes each as it comes; see `_OneW
 And one request is read as HTTP/1.1 where llhttp would not: one asking to upgrade the
 connection (`Connection: Upgrade` with an `Upgrade` header, which `curl --http2` sends).
 llhttp takes its body for the new protocol's first bytes, so the route read an empty body
-and answered `-32700`. The route speaks no other protocol, and a server may ignore an
-Upgrade (RFC 9110, section 7.8), as uvicorn's h11 protocol does; see `_upgrade_ignored`.
+and answered `-32700`, and dropped whatever followed in the read. The route speaks no other
+protocol, and a server may ignore an Upgrade (RFC 9110, section 7.8), as uvicorn's h11
+protocol does. llhttp says so when a head is complete (`should_upgrade`), whatever the
+case the client wrote the header in and wherever the head stands in a read; such a
+request is then read again, its head without `Upgrade` (a hop-by-hop header, for this
+server alone, which ignores it) followed by the rest of the read; see `_read_again`. A
+request that does not ask costs one call of `should_upgrade`.
 
 Every refusal here answers in a small JSON body, then closes as servers close after an
 error: the writing side first, reading and dropping what the client still sends for up to
@@ -56,9 +61,9 @@ Run it with `uvicorn --http kinetis_mcp_docs.server.http.connection:BoundedHttpT
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .bounds import MAX_HEAD_BYTES
@@ -104,7 +109,6 @@ def _head_end(data: bytes | bytearray, start: int) -> int:
 
 # uvicorn's own steps, called as functions: `super()` on every request costs a lookup that
 # the common path of a request does three times.
-_feed = HttpToolsProtocol.data_received
 _headers_complete = HttpToolsProtocol.on_headers_complete
 _message_complete = HttpToolsProtocol.on_message_complete
 _on_body = HttpToolsProtocol.on_body
@@ -112,20 +116,28 @@ _response_complete = HttpToolsProtocol.on_response_complete
 _send_400 = HttpToolsProtocol.send_400_response
 
 
-# An `Upgrade` header's name at the start of a line, in any case.
-_UPGRADE_HEADER = re.compile(rb"\nupgrade(?=[ \t]*:)", re.IGNORECASE)
-# What it is renamed to: a name of the same length, which llhttp reads as any header.
-_IGNORED_UPGRADE = b"\nx-upgrd"
+_INVALID_REQUEST = "Invalid HTTP request received."  # uvicorn's words for a parse error
 
 
-def _upgrade_ignored(data: bytes, end: int) -> bytes:
-    """`data`, a read whose request head ends at `end`, with the head's `Upgrade` header
-    renamed so that llhttp reads the request, body and all, as HTTP/1.1. Looked for only
-    where the head spells the word in one of its usual cases, at the cost of two searches:
-    a client writing it in mixed case gets what llhttp makes of it."""
-    if data.find(b"pgrade", 0, end) < 0 and data.find(b"PGRADE", 0, end) < 0:
-        return data
-    return _UPGRADE_HEADER.sub(_IGNORED_UPGRADE, data[:end]) + data[end:]
+def _new_parser(protocol: HttpToolsProtocol) -> httptools.HttpRequestParser:
+    """A parser for `protocol`, as uvicorn makes one."""
+    parser = httptools.HttpRequestParser(protocol)
+    parser.set_dangerous_leniencies(lenient_data_after_close=True)
+    return parser
+
+
+def _without_upgrade(
+    method: bytes, target: bytes, version: str, headers: list[tuple[bytes, bytes]]
+) -> bytes:
+    """The head of a request as llhttp read it (`headers` by lowercase name), without its
+    `Upgrade` header: with `Connection: Upgrade` alone, llhttp reads it as HTTP/1.1. The
+    values are what llhttp found valid, so they frame the body as the original did."""
+    lines = [method, b" ", target, b" HTTP/", version.encode("ascii"), b"\r\n"]
+    for name, value in headers:
+        if name != b"upgrade":
+            lines += (name, b": ", value, b"\r\n")
+    lines.append(b"\r\n")
+    return b"".join(lines)
 
 
 class _Refused(Exception):
@@ -217,6 +229,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._after_answer: bytes | None = None
         # What the connection still reads of a body its answer did not wait for.
         self._unread: int | None = None
+        # The head of a request asking to upgrade, without its `Upgrade`, to be read again.
+        self._again: bytes | None = None
 
     # Connections
 
@@ -259,8 +273,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             end = lf + 2 if lf >= 0 else (crlf + 3 if crlf >= 0 else -1)
             if 0 <= end <= MAX_HEAD_BYTES:
                 self._measured = True
-                data = _upgrade_ignored(data, end)
-                _feed(self, data)
+                self._parse(data)
                 cycle = self.cycle
                 if self._phase == _BODY or cycle is None or self.scope is not cycle.scope:
                     self._fed_in_part(data)
@@ -277,7 +290,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             if self._reads > FREE_READS + self._body_bytes // MIN_BODY_PIECE_BYTES:
                 self._refuse_body(BODY_IN_CRUMBS)
                 return
-            super().data_received(data)
+            self._parse(data)
             cycle = self.cycle
             if self._phase == _HEAD and (cycle is None or self.scope is not cycle.scope):
                 self._fed_in_part(data)  # the body ended, and a pipelined head began
@@ -289,6 +302,46 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             too_many = self._reads > FREE_READS + self._discarded // MIN_BODY_PIECE_BYTES
             if self._discarded > LINGER_BYTES or too_many:
                 self.transport.close()
+
+    def _parse(self, data: bytes) -> None:
+        """uvicorn's `data_received`: `data` to the parser, a parse error answered `400`;
+        but a request asking to upgrade is read as HTTP/1.1 (see `_read_again`)."""
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            self._parse_error()
+        except httptools.HttpParserUpgrade as upgrade:
+            self._read_again(data, upgrade.args[0])
+
+    def _read_again(self, data: bytes | memoryview, end: int) -> None:
+        """llhttp stopped at `end` in `data`, the end of a head asking to upgrade, having
+        skipped its body (see `on_headers_complete`): the request is read again, its head
+        without `Upgrade`, then the rest of `data`; and so for each such head in it."""
+        while True:
+            again, self._again = self._again, None
+            if again is None:
+                self._unsupported_upgrade_warning()  # CONNECT, which uvicorn answers itself
+                return
+            # A parser of its own: llhttp, having ended the request, would drop what
+            # follows one that does not keep the connection (HTTP/1.0).
+            self.parser = _new_parser(self)
+            self._measured = True  # it was, before it was put off
+            rest = memoryview(data)[end:]  # not copied: a read may hold thousands of heads
+            try:
+                self.parser.feed_data(again)
+                self.parser.feed_data(rest)
+            except httptools.HttpParserError:
+                self._parse_error()
+            except httptools.HttpParserUpgrade as upgrade:
+                data, end = rest, upgrade.args[0]  # `again` has no Upgrade: `rest` stopped
+                continue
+            return
+
+    def _parse_error(self) -> None:
+        self._again = None
+        self.logger.warning(_INVALID_REQUEST)
+        self.send_400_response(_INVALID_REQUEST)
 
     def _head_begins(self, data: bytes, end: int) -> None:
         """The first read of a head that has not ended in it (or is too large)."""
@@ -312,11 +365,11 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         elif self._reads > FREE_READS + size // MIN_PIECE_BYTES:
             self._refuse(HEAD_IN_CRUMBS)
         elif end >= 0:
-            whole = _upgrade_ignored(bytes(pending[self._fed :]), end - self._fed)
+            whole = bytes(pending[self._fed :])
             self._measured = self._fed == 0  # else part of it went to the parser before
             self._pending = bytearray()
             self._fed = self._reads = 0
-            super().data_received(whole)
+            self._parse(whole)
             cycle = self.cycle
             if self._phase == _BODY or cycle is None or self.scope is not cycle.scope:
                 self._fed_in_part(whole)
@@ -346,6 +399,13 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         elif head_bytes(self.url, self.headers) > MAX_HEAD_BYTES:
             self._refusal = HEAD_TOO_LARGE
             raise _Refused
+        if self.parser.should_upgrade() and self.parser.get_method() != b"CONNECT":
+            # llhttp will skip the body and stop here: the request is read again as HTTP/1.1,
+            # from a head without `Upgrade` (see `_parse`), and nothing is made of it now.
+            self._again = _without_upgrade(
+                self.parser.get_method(), self.url, self.parser.get_http_version(), self.headers
+            )
+            return
         self._phase = _BODY
         self._pieces = self._decoded = 0
         if self._deadline is not None:
@@ -368,6 +428,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         _on_body(self, body)
 
     def on_message_complete(self) -> None:
+        if self._again is not None:
+            return  # the end llhttp gives a request asking to upgrade: it is read again
         self._phase = _HEAD
         self._unread = None
         if self._deadline is not None:
