@@ -427,6 +427,49 @@ def test_a_request_asking_to_upgrade_the_connection_is_answered_as_http_1_1(
 
 
 @PROTOCOLS
+@pytest.mark.parametrize(
+    ("head", "body"),
+    [
+        (b"POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n", b" " * 100),
+        (
+            request_head("Transfer-Encoding: chunked")
+            + b"".join(b"10000\r\n" + b" " * 65536 + b"\r\n" for _ in range(33)),
+            b"0\r\n\r\n",
+        ),
+    ],
+    ids=["405", "413 chunked"],
+)
+def test_a_connection_answered_before_its_body_ended_is_closed_idle_after_it_ends(
+    tmp_path: Path, protocol: str, head: bytes, body: bytes
+) -> None:
+    # A request answered before its body was read (a POST to a probe, a body over 2 MiB
+    # sent chunked) whose body then ended within what is still read of it kept its
+    # connection, as it should, but with no idle timeout: reading the rest of the body
+    # disarmed it and nothing armed it again, so the connection was held for ever.
+    settings = {
+        "KINETIS_DOCS_PAGES_DIR": str(tmp_path),
+        "KINETIS_DOCS_RATE_LIMIT": "1000",
+        "KINETIS_DOCS_IDLE_TIMEOUT": "1",
+    }
+    server = _plain_uvicorn(protocol, settings)
+    try:
+        with _connect(server) as connection:
+            connection.sendall(head)
+            answer = b""
+            while not answer.endswith(b"}"):  # the whole answer, its JSON body last
+                read = connection.recv(65536)
+                assert read, answer
+                answer += read
+            connection.sendall(body)
+            began = time.monotonic()
+            assert answer_until_closed(connection, timeout=10) == b""
+            assert time.monotonic() - began > 0.5  # kept, then closed idle: not at once
+    finally:
+        server.stop()
+    assert status_of(answer) in (405, 413), answer
+
+
+@PROTOCOLS
 def test_plain_uvicorn_given_a_protocol_of_the_route_holds_the_same_bounds(
     tmp_path: Path, protocol: str
 ) -> None:

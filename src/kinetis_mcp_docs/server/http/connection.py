@@ -280,20 +280,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             else:
                 self._head_begins(data, end)
         elif phase == _BODY:
-            if self._unread is not None:
-                self._unread -= len(data)
-                if self._unread < 0:
-                    self.transport.close()
-                    return
-            self._reads += 1
-            self._body_bytes += len(data)
-            if self._reads > FREE_READS + self._body_bytes // MIN_BODY_PIECE_BYTES:
-                self._refuse_body(BODY_IN_CRUMBS)
-                return
-            self._parse(data)
-            cycle = self.cycle
-            if self._phase == _HEAD and (cycle is None or self.scope is not cycle.scope):
-                self._fed_in_part(data)  # the body ended, and a pipelined head began
+            self._body_continues(data)
         elif phase == _HEAD:
             self._head_continues(data)
         else:  # lingering
@@ -302,6 +289,25 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             too_many = self._reads > FREE_READS + self._discarded // MIN_BODY_PIECE_BYTES
             if self._discarded > LINGER_BYTES or too_many:
                 self.transport.close()
+
+    def _body_continues(self, data: bytes) -> None:
+        if self._unread is not None:
+            self._unread -= len(data)
+            if self._unread < 0:
+                self.transport.close()
+                return
+        self._reads += 1
+        self._body_bytes += len(data)
+        if self._reads > FREE_READS + self._body_bytes // MIN_BODY_PIECE_BYTES:
+            self._refuse_body(BODY_IN_CRUMBS)
+            return
+        self._parse(data)
+        cycle = self.cycle
+        if self._phase == _HEAD:
+            if cycle is None or self.scope is not cycle.scope:
+                self._fed_in_part(data)  # the body ended, and a pipelined head began
+            elif cycle.response_complete:
+                self._idle_again()  # the body of a request answered before it ended
 
     def _parse(self, data: bytes) -> None:
         """uvicorn's `data_received`: `data` to the parser, a parse error answered `400`;
@@ -342,6 +348,15 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._again = None
         self.logger.warning(_INVALID_REQUEST)
         self.send_400_response(_INVALID_REQUEST)
+
+    def _idle_again(self) -> None:
+        """Arm the idle timeout, as uvicorn does once a request is answered, for one answered
+        before its body ended: each read of the rest disarmed it (uvicorn's `data_received`
+        does), and the connection was held for ever once the body ended."""
+        if self.timeout_keep_alive_task is None and not self.transport.is_closing():
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
 
     def _head_begins(self, data: bytes, end: int) -> None:
         """The first read of a head that has not ended in it (or is too large)."""

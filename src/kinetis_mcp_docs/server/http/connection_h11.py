@@ -160,8 +160,21 @@ class BoundedH11Protocol(H11Protocol):
             if self._kind != _HEAD:
                 self._arm(_HEAD)
                 self._bytes = len(data)
-        elif self._kind != _NONE:
-            self._arm(_NONE)
+        else:
+            if self._kind != _NONE:
+                self._arm(_NONE)
+            cycle = self.cycle
+            if state is h11.IDLE and cycle is not None and cycle.response_complete:
+                self._idle_again()  # the body of a request answered before it ended
+
+    def _idle_again(self) -> None:
+        """Arm the idle timeout, as uvicorn does once a request is answered, for one answered
+        before its body ended: each read of the rest disarmed it (uvicorn's `data_received`
+        does), and the connection was held for ever once the body ended."""
+        if self.timeout_keep_alive_task is None:
+            self.timeout_keep_alive_task = self.loop.call_later(
+                self.timeout_keep_alive, self.timeout_keep_alive_handler
+            )
 
     def _admitted(self, data: bytes) -> bool:
         """Whether `data` is parsed: not when lingering, nor past a bound (refused then)."""
