@@ -394,6 +394,60 @@ def test_a_body_in_a_content_coding_is_refused_before_it_is_read(tree_server: Ht
     assert b"\r\naccept-encoding: identity\r\n" in answer.lower()
 
 
+def _raw_answer(server: HttpServer, request: bytes) -> tuple[int, bytes]:
+    """The status and body of the answer to `request`, sent as is on a connection of its own."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            read = connection.recv(65536)
+            assert read, answer
+            answer += read
+        head, _, body = answer.partition(b"\r\n\r\n")
+        (length,) = [
+            int(line.split(b":", 1)[1])
+            for line in head.lower().split(b"\r\n")
+            if line.startswith(b"content-length:")
+        ]
+        while len(body) < length:
+            read = connection.recv(65536)
+            assert read, answer
+            body += read
+    return int(head.split(b" ", 2)[1]), body
+
+
+@pytest.mark.parametrize(
+    ("lines", "status"),
+    [
+        (["Transfer-Encoding: gzip, chunked"], 501),
+        (["Transfer-Encoding: gzip", "Transfer-Encoding: chunked"], 501),
+        (["Transfer-Encoding: identity, chunked"], 501),
+        (["Transfer-Encoding: chunked"], 200),
+        (["Transfer-Encoding: Chunked"], 200),
+    ],
+    ids=["gzip-chunked", "two-lines", "identity-chunked", "chunked", "chunked-capitalised"],
+)
+def test_a_body_in_a_transfer_coding_other_than_chunked_is_501(
+    tree_server: HttpServer, lines: list[str], status: int
+) -> None:
+    # httptools undoes `chunked` and passed the other codings' bytes on as JSON: a gzip
+    # transfer-coded body was answered -32700 (h11 refuses such a request itself, 400).
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    body = gzip.compress(ping) if status == 501 else ping
+    head = "\r\n".join(
+        ["POST /api/mcp HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json", *lines]
+    )
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    found, answer = _raw_answer(tree_server, head.encode("ascii") + b"\r\n\r\n" + chunked)
+    assert found == status, answer
+    if status == 501:
+        assert json.loads(answer) == {
+            "error": "Transfer-Encoding other than chunked is not supported"
+        }
+    else:
+        assert json.loads(answer)["result"] == {}
+
+
 def test_a_body_of_2_mib_is_read_and_one_byte_more_is_413(tree_server: HttpServer) -> None:
     padding = 2 * 1024 * 1024 - len(b'{"jsonrpc":"2.0","id":1,"method":"ping","x":""}')
     exact = b'{"jsonrpc":"2.0","id":1,"method":"ping","x":"' + b"a" * padding + b'"}'

@@ -13,8 +13,10 @@ For every request to the route, in order:
    if it is valid;
 5. `OPTIONS` is 204 with `Allow: POST, OPTIONS`; any method but `POST` is 405;
 6. a `Content-Encoding` other than `identity` (a compressed body) is 415 with
-   `Accept-Encoding: identity`, as RFC 9110 (section 15.5.16) asks, before the body is read:
-   the route reads JSON as sent and decodes no content coding;
+   `Accept-Encoding: identity`, as RFC 9110 (section 15.5.16) asks, and a
+   `Transfer-Encoding` other than `chunked` alone (`gzip, chunked`) is 501, as RFC 9112
+   (section 6.1) asks, both before the body is read: the route reads JSON as sent and
+   decodes no coding but chunked (which the server undoes);
 7. a body over 2 MiB is 413, refused by its `Content-Length` or as soon as the bytes
    received pass the cap, never buffered beyond it; a `Content-Type` other than JSON is 415;
 8. JSON-RPC, as `rpc` says. A method that reads pages runs on a worker thread.
@@ -95,6 +97,7 @@ NOT_JSON = refusal(415, "Content-Type must be application/json")
 # RFC 9110, section 12.5.3: a 415 for a content coding says which ones the server takes.
 _ACCEPT_IDENTITY = (b"accept-encoding", b"identity")
 NOT_IDENTITY = refusal(415, "Content-Encoding is not supported", [_ACCEPT_IDENTITY])
+NOT_CHUNKED = refusal(501, "Transfer-Encoding other than chunked is not supported")
 BAD_HOST = text_answer(421, b"Invalid Host header")
 BAD_ORIGIN = text_answer(403, b"Invalid Origin header")
 _CHALLENGE = (b"www-authenticate", access.CHALLENGE.encode("ascii"))
@@ -304,6 +307,9 @@ class McpRoute:
         coding = values.get(b"content-encoding")
         if coding is not None and not _identity(coding):
             return NOT_IDENTITY
+        transfer = values.get(b"transfer-encoding")
+        if transfer is not None and transfer.strip(b" \t").lower() != b"chunked":
+            return NOT_CHUNKED  # llhttp undoes `chunked` alone, and passes the rest on as is
         declared = values.get(b"content-length")
         if (
             declared is not None

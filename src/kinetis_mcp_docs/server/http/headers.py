@@ -33,6 +33,7 @@ _WANTED_NAMES = (
     "mcp-name",
     "mcp-protocol-version",
     "origin",
+    "transfer-encoding",
     "x-forwarded-for",
     "x-request-id",
 )
