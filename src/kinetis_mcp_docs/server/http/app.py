@@ -13,12 +13,13 @@ For every request to the route, in order:
    if it is valid;
 5. `OPTIONS` is 204 with `Allow: POST, OPTIONS`; any method but `POST` is 405;
 6. a `Content-Encoding` other than `identity` (a compressed body) is 415 with
-   `Accept-Encoding: identity`, as RFC 9110 (section 15.5.16) asks, and a
+   `Accept-Encoding: identity`, as RFC 9110 (section 15.5.16) asks, a
    `Transfer-Encoding` other than `chunked` alone (`gzip, chunked`) is 501, as RFC 9112
-   (section 6.1) asks, both before the body is read: the route reads JSON as sent and
-   decodes no coding but chunked (which the server undoes);
+   (section 6.1) asks, and a `Content-Type` other than JSON is 415, all before the body
+   is read: the route reads JSON as sent and decodes no coding but chunked (which the
+   server undoes), and a body it would refuse is not worth waiting for;
 7. a body over 2 MiB is 413, refused by its `Content-Length` or as soon as the bytes
-   received pass the cap, never buffered beyond it; a `Content-Type` other than JSON is 415;
+   received pass the cap, never buffered beyond it;
 8. JSON-RPC, as `rpc` says. A method that reads pages runs on a worker thread.
 
 `/healthz` and `/readyz` (see `probes`) answer in every mode, with no token and no limit:
@@ -310,6 +311,12 @@ class McpRoute:
         transfer = values.get(b"transfer-encoding")
         if transfer is not None and transfer.strip(b" \t").lower() != b"chunked":
             return NOT_CHUNKED  # llhttp undoes `chunked` alone, and passes the rest on as is
+        content_type = values.get(b"content-type", b"")
+        if (
+            content_type != b"application/json"
+            and content_type.split(b";", 1)[0].strip().lower() != b"application/json"
+        ):
+            return NOT_JSON
         declared = values.get(b"content-length")
         if (
             declared is not None
@@ -328,12 +335,6 @@ class McpRoute:
                 return None
         if body is None or len(body) > MAX_BODY_BYTES:
             return TOO_LARGE
-        content_type = values.get(b"content-type", b"")
-        if (
-            content_type != b"application/json"
-            and content_type.split(b";", 1)[0].strip().lower() != b"application/json"
-        ):
-            return NOT_JSON
         try:
             call = read_call(body, values, repeated, self._methods)
             if type(call) is tuple:

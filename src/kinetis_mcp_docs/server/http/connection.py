@@ -21,7 +21,7 @@ This subclass adds, per `bounds`:
   since each costs the parser a call into Python: 2 MiB in chunks of one byte, all in a
   few reads, cost 0.33 s where the same body sent whole cost 3 ms.
 - **A body the answer did not wait for.** An application may answer before a request's
-  body is all in (`401`, `413`, `429`, `405`): the connection then reads at most
+  body is all in (`401`, `413`, `415`, `429`, `405`, `501`): the connection then reads at most
   `LINGER_BYTES` more of it, and closes if the body has not ended by then, rather than
   parsing whatever the client sends for as long as the body timeout allows (a client
   streaming one-byte chunks made that a worker's whole core for 30 s). A body that does
