@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +35,7 @@ _VERSION_LINE = re.compile(r'^__version__ = "[^"]*"$', re.MULTILINE)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*")
 # pip's wheel build is bounded; a hang here is a broken machine, not a slow one.
 _PIP_TIMEOUT_SECONDS = 300
+_DOWNLOAD_RETRY_PAUSES = (10.0, 30.0)
 
 
 def make_wheelhouse(
@@ -128,19 +130,27 @@ def _download_dependencies(requirements: list[str], cache: Path) -> list[Path]:
     constraints = cache / "constraints.txt"
     constraints.write_text("\n".join(pins) + "\n")
     # The developer's own pip configuration reaches their index, as `pip install` did.
-    _pip(
-        [
-            "download",
-            "--quiet",
-            "--only-binary=:all:",
-            "-d",
-            str(cache),
-            "-c",
-            str(constraints),
-            *requirements,
-        ],
-        env=dict(os.environ),
-    )
+    download = [
+        "download",
+        "--quiet",
+        "--only-binary=:all:",
+        "-d",
+        str(cache),
+        "-c",
+        str(constraints),
+        *requirements,
+    ]
+    # An index answering in part for a moment (seen once: every worker of a session got
+    # "ResolutionImpossible" for pins that resolved a minute later) must not error every
+    # test that needs an install; a resolution that truly fails fails all three times.
+    for pause in _DOWNLOAD_RETRY_PAUSES:
+        try:
+            _pip(download, env=dict(os.environ))
+            break
+        except subprocess.CalledProcessError:
+            time.sleep(pause)
+    else:
+        _pip(download, env=dict(os.environ))
     stamp.write_text(key)
     return sorted(cache.glob("*.whl"))
 
