@@ -842,23 +842,39 @@ def test_setup_again_replaces_an_install_whose_python_was_removed(installed: Mac
     assert assert_answers_four_messages(installed.registered_argv(), installed.env) == "1.0.1"
 
 
-def test_setup_installs_whole_whatever_pip_option_variables_the_shell_holds(
+def test_setup_installs_whole_whatever_pip_options_the_shell_or_pip_conf_holds(
     machine: Machine, tmp_path: Path
 ) -> None:
     # A shell's settings for other installs: without dependencies (either spelling), a dry
-    # run, a requirements file of the user's own. Any one of them kept would fail this
-    # setup: nothing installed, no dependency, or a package that is nowhere. One setup for
-    # all, since each real one costs a few CPU-seconds.
+    # run, a requirements file of the user's own; and a pip.conf with the same, and with
+    # `user = true` (which pip refuses in a virtual environment). Any one of them kept would
+    # fail this setup: nothing installed, no dependency, a package that is nowhere, or no
+    # install at all. One setup for all, since each real one costs a few CPU-seconds.
     requirements = tmp_path / "mine.txt"
     requirements.write_text("not-a-package-anywhere\n")
+    configuration = tmp_path / "pip.conf"
+    configuration.write_text(
+        "[global]\n"
+        "no-index = true\n"
+        f"find-links = {machine.env['PIP_FIND_LINKS']}\n"
+        "user = true\n"
+        "no-dependencies = true\n"
+        "dry-run = true\n"
+        "[install]\n"
+        "no-deps = yes\n"
+        f"requirement = {requirements}\n"
+        f"editable = {tmp_path}\n"
+    )
     machine.env.update(
         {
+            "PIP_CONFIG_FILE": os.fspath(configuration),
             "PIP_NO_DEPS": "1",
             "PIP_no_dependencies": "1",
             "PIP_DRY_RUN": "1",
             "PIP_REQUIREMENT": os.fspath(requirements),
         }
     )
+    del machine.env["PIP_NO_INDEX"], machine.env["PIP_FIND_LINKS"]  # the file's to say
 
     result = machine.setup()
 

@@ -55,6 +55,18 @@ SCRUBBED_PIP_OPTIONS = frozenset(
         "editable",
     }
 )
+# The same options as a pip configuration file (`pip.conf`, `user = true` being the common
+# one) may set them, out of reach of the variables above: a variable overrides every file,
+# so each is also given a value that undoes it. pip ignores an empty value, and splits a
+# list option's value on blanks, so a blank is an empty list. The options that take a path
+# have no value that means none and stay a file's to set.
+NEUTRAL_PIP_VARIABLES = {
+    "PIP_USER": "0",
+    "PIP_NO_DEPS": "0",
+    "PIP_DRY_RUN": "0",
+    "PIP_REQUIREMENT": " ",
+    "PIP_EDITABLE": " ",
+}
 # Group and others may read and run what a child creates, never write it.
 _PRIVATE_WRITE_MASK = 0o022
 # How much of a failed child's kept output is read for the line that says why.
@@ -74,9 +86,12 @@ _DETACH = (
 
 
 def scrubbed_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of `environ` (default: this process's) without the redirecting variables."""
+    """A copy of `environ` (default: this process's) without the redirecting variables,
+    and with the pip options a configuration file could set against an install undone."""
     source = os.environ if environ is None else environ
-    return {key: value for key, value in source.items() if not _scrubbed(key)}
+    kept = {key: value for key, value in source.items() if not _scrubbed(key)}
+    kept.update(NEUTRAL_PIP_VARIABLES)
+    return kept
 
 
 def _scrubbed(name: str) -> bool:
