@@ -584,3 +584,42 @@ def test_a_codex_entry_turned_off_by_hand_is_named_as_dropped_and_an_http_ones_t
     assert shown is not None
     assert CODEX.dropped_settings(shown) == ["tool_timeout_sec = 120"]
     assert CLAUDE.dropped_settings(shown) == []
+
+
+def test_claude_code_setup_says_which_environment_variables_added_by_hand_it_drops(
+    stubs_on_path: Path, tmp_path: Path
+) -> None:
+    # Setup registers no variable with Claude Code (it starts the server with its own
+    # environment), so each one the entry holds was added by hand, and re-adding drops it.
+    claude = stub("claude", stubs_on_path)
+    cli = os.fspath(claude.path)
+    argv = SERVER_ARGV  # the stub starts it to report it Connected
+    by_hand = ["-e", "LOG_LEVEL=debug", "-e", "GITHUB_TOKEN=ghp_s3cret", "-e", 'QUOTE=a "b"']
+    added = subprocess.run(
+        [cli, "mcp", "add", "--scope", "user", *by_hand, "kinetis-docs", "--", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert added.returncode == 0, added.stderr
+    said: list[str] = []
+
+    def setup_registers() -> None:
+        existing = CLAUDE.registration(cli)
+        register_replacing(CLAUDE, cli, argv, {}, existing=existing, root=tmp_path, say=said.append)
+
+    setup_registers()
+
+    # (After a line saying the command it replaces is not this installer's: the stub's.)
+    assert said[0] == "Registering kinetis-docs with Claude Code"
+    assert said[-1] == (
+        "Claude Code's kinetis-docs has settings added by hand that re-registering drops: "
+        '"env": {"GITHUB_TOKEN": ...} (value not shown); "env": {"LOG_LEVEL": "debug"}; '
+        '"env": {"QUOTE": "a \\"b\\""}. Add them back to its entry in ~/.claude.json'
+    )
+    assert "s3cret" not in "".join(said)
+    assert claude.registrations()["kinetis-docs"]["env"] == {}
+    # Replacing setup's own registration, which holds nothing by hand, says nothing more.
+    said.clear()
+    setup_registers()
+    assert not [line for line in said if "added by hand" in line]

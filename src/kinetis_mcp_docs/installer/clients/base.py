@@ -37,6 +37,16 @@ def neutral_directory() -> str:
     return home if os.path.isdir(home) else os.sep  # noqa: PTH112
 
 
+# A variable whose name holds one of these may hold a credential: named, its value not shown.
+_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD")
+
+
+def may_be_secret(name: str) -> bool:
+    """Whether the variable `name` may hold a credential, by its name."""
+    upper = name.upper()
+    return any(word in upper for word in _SECRET_WORDS)
+
+
 class Client(abc.ABC):
     """One MCP client: its CLI, the environment it gives a server, its registration."""
 

@@ -8,6 +8,7 @@ keeping a path's spaces.
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Mapping, Sequence
 
@@ -15,6 +16,7 @@ from kinetis_mcp_docs.installer.clients.base import (
     SERVER_NAME,
     Client,
     cli_failed,
+    may_be_secret,
     mismatch,
     run_cli,
 )
@@ -50,6 +52,20 @@ class ClaudeCode(Client):
                 return None
             raise cli_failed(self, f"read its {SERVER_NAME} registration", shown)
         return _claude_registration(shown.stdout)
+
+    def dropped_settings(self, existing: Registration) -> list[str]:
+        """The variables of `existing`'s `env`: setup registers none with Claude Code, so
+        each was added by hand (`claude mcp add -e`, or in `~/.claude.json`), and each is
+        written as it goes back into the entry's `"env"`. One whose name suggests a
+        credential is named without its value."""
+        dropped = []
+        for name, value in sorted(existing.env.items()):
+            member = json.dumps(name)
+            if may_be_secret(name):
+                dropped.append(f'"env": {{{member}: ...}} (value not shown)')
+            else:
+                dropped.append(f'"env": {{{member}: {json.dumps(value)}}}')
+        return dropped
 
     def _add_arguments(
         self,

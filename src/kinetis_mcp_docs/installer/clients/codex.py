@@ -29,6 +29,7 @@ from kinetis_mcp_docs.installer.clients.base import (
     SERVER_NAME,
     Client,
     cli_failed,
+    may_be_secret,
     mismatch,
     run_cli,
 )
@@ -82,8 +83,6 @@ _ENTRY_SETTINGS: dict[str, object] = {
     "disabled_tools": None,
 }
 _LAUNCH_SETTINGS: dict[str, object] = {"cwd": None, "env_vars": []}
-# A variable whose name holds one of these may hold a credential: named, its value not shown.
-_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -144,8 +143,8 @@ class Codex(Client):
             if name in CODEX_PASSED_VARIABLES:
                 continue
             key = f"env.{_toml_key(name)}"
-            secret = any(word in name.upper() for word in _SECRET_WORDS)
-            dropped.append(f"{key} (value not shown)" if secret else f"{key} = {_toml(value)}")
+            shown = f"{key} (value not shown)" if may_be_secret(name) else f"{key} = {_toml(value)}"
+            dropped.append(shown)
         return dropped
 
     def _add_arguments(self, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
