@@ -78,6 +78,30 @@ def test_setup_registers_with_the_real_claude_code_which_reports_it_connected(
     assert "Args: -I -m kinetis_mcp_docs.installer.start" in shown.stdout
 
 
+def test_setup_again_names_the_variables_added_by_hand_to_the_real_claude_codes_entry(
+    tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin
+) -> None:
+    env = _environment(tmp_path, wheelhouse_env, docs_origin)
+    assert _run([os.fspath(KINETIS_DOCS), "setup"], env).returncode == 0
+    # As a user adds them: in the entry's "env" in ~/.claude.json.
+    settings = Path(env["HOME"]) / ".claude.json"
+    document = json.loads(settings.read_text())
+    document["mcpServers"]["kinetis-docs"]["env"] = {"LOG_LEVEL": "debug", "GH_TOKEN": "s3cret"}
+    settings.write_text(json.dumps(document))
+
+    again = _run([os.fspath(KINETIS_DOCS), "setup"], env)
+
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (
+        "Claude Code's kinetis-docs has settings added by hand that re-registering drops: "
+        '"env": {"GH_TOKEN": ...} (value not shown); "env": {"LOG_LEVEL": "debug"}. '
+        "Add them back to its entry in ~/.claude.json"
+    ) in again.stdout + again.stderr
+    assert "s3cret" not in again.stdout + again.stderr
+    shown = _run(["claude", "mcp", "get", "kinetis-docs"], env)
+    assert "LOG_LEVEL" not in shown.stdout
+
+
 def test_setup_codex_registers_with_the_real_codex_which_shows_the_registered_command(
     tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin
 ) -> None:
