@@ -66,9 +66,11 @@ def test_a_count_costs_the_same_with_100000_other_live_keys_as_with_10() -> None
         ratios.append(_seconds_per_hit(many, many_keys, 10_000) / at_ten)
     # The middle pair: a loaded machine changes speed between rounds (single rounds were
     # 4x apart either way, and one quick round of ten keys made the two rounds' quickest
-    # 4x apart). The bench holds the target (1.2x); a count that looked at every key cost
-    # 15-20x in every pair.
-    assert statistics.median(ratios) < 3, ratios
+    # 4x apart). The bench holds the target (1.2x). Here the bound sits between the two
+    # kinds of cost: a count that looked at every key cost 15-20x in every pair, while one
+    # that does not has had pairs of 3.6x and a middle pair of 3.2x (100,000 keys do not
+    # fit in the processor's cache, and ten do).
+    assert statistics.median(ratios) < 8, ratios
 
 
 def test_a_full_table_forgets_the_key_seen_least_recently_and_keeps_limiting_the_busy_one() -> None:
