@@ -53,6 +53,19 @@ def test_with_no_command_of_its_own_a_setup_is_the_readmes_from_a_clone(home: Pa
     )
 
 
+@pytest.mark.parametrize("home_value", ["relative/home", "/home/with\nnewline"])
+def test_with_a_home_that_names_no_default_directory_every_command_names_its_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, home_value: str
+) -> None:
+    # Such a HOME is refused where it would name the install directory; a message about
+    # another directory names that one, rather than failing on HOME.
+    monkeypatch.setenv("HOME", home_value)
+    root = tmp_path / "install"
+
+    assert kinetis_docs(root, "status") == f"KINETIS_MCP_DOCS_DIR={root} kinetis-docs status"
+    assert install_here(root) == f"KINETIS_MCP_DOCS_DIR={root} .venv/bin/nox -s setup_from_source"
+
+
 def test_an_install_whose_python_is_gone_is_set_up_again_from_a_clone_with_a_new_venv(
     home: Path,
 ) -> None:

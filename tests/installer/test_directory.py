@@ -436,8 +436,10 @@ def test_a_command_run_with_a_relative_home_says_so_in_one_line_and_writes_nothi
 def test_an_error_naming_a_path_with_a_newline_is_still_one_line(tmp_path: Path) -> None:
     line = _one_line_refusal("update", tmp_path, HOME=f"{tmp_path}/a\nb")
 
+    # Refused for the newline itself now, as the directory no registration can carry.
     assert line.startswith(
-        f"kinetis-docs: Nothing is installed in {tmp_path}/a\\nb/.kinetis-mcp-docs;"
+        f"kinetis-docs: The default install directory, '{tmp_path}/a\\nb/.kinetis-mcp-docs', "
+        "holds a control character from HOME"
     ), line
 
 

@@ -272,6 +272,41 @@ UNUSABLE_DIRECTORIES = [
 ]
 
 
+@pytest.mark.parametrize("setting", [None, "~/kinetis"], ids=["the default", "a ~ setting"])
+def test_setup_refuses_an_install_directory_a_home_with_a_newline_would_name(
+    tmp_path: Path, wheelhouse_env: dict[str, str], setting: str | None
+) -> None:
+    # A HOME holding a newline (or any control character) names an install directory no
+    # registration can carry whole, as KINETIS_MCP_DOCS_DIR holding one would.
+    machine = machine_at(tmp_path, wheelhouse_env, {})
+    home = tmp_path / "home\nnext"
+    home.mkdir()
+    machine.env["HOME"] = os.fspath(home)
+    machine.env.pop("KINETIS_MCP_DOCS_DIR", None)
+    if setting is not None:
+        machine.env["KINETIS_MCP_DOCS_DIR"] = setting
+
+    result = machine.setup()
+
+    assert result.returncode == 1
+    if setting is None:
+        named = os.fspath(home / ".kinetis-mcp-docs")
+        said = (
+            f"The default install directory, {named!r}, holds a control character from HOME "
+            "that no registered command can carry; set KINETIS_MCP_DOCS_DIR to an install "
+            "directory without one."
+        )
+    else:
+        named = os.fspath(home / "kinetis")
+        said = (
+            f"KINETIS_MCP_DOCS_DIR is '~/kinetis', which names {named!r}, and that holds a "
+            "control character (from HOME, or the directory setup ran in) that no registered "
+            "command can carry; set it to an absolute install directory without one."
+        )
+    assert result.stderr == f"kinetis-docs: {said} Nothing was written.\n"
+    assert list(home.iterdir()) == []
+
+
 @pytest.mark.parametrize(("value", "said"), UNUSABLE_DIRECTORIES)
 def test_setup_refuses_an_unusable_install_directory_setting_before_changing_anything(
     installed: Machine, value: str, said: str

@@ -16,6 +16,7 @@ import os
 import shlex
 from pathlib import Path
 
+from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.ownership import delete_command, resolve_directory
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.names import (
@@ -40,7 +41,7 @@ def kinetis_docs(root: Path, *words: str, pages: str | None = None) -> str:
     (`install_here`, which serves the clone's docs/), anything else plain `kinetis-docs`.
     """
     settings = []
-    if root != resolve_directory({}):
+    if not _is_default(root):
         settings.append(_directory_setting(root))
     if pages is not None:
         settings.append(f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(pages)}")
@@ -69,7 +70,7 @@ def from_checkout(checkout: Path, *arguments: str, pull: bool = False) -> str:
 def install_here(root: Path, *arguments: str) -> str:
     """How to install into `root` with nothing installed there yet: no install's own command
     exists, and the package is not on PyPI yet, so from a clone, as its README says."""
-    setting = [] if root == resolve_directory({}) else [_directory_setting(root)]
+    setting = [] if _is_default(root) else [_directory_setting(root)]
     return " ".join([*setting, SESSION, *(["--", *arguments] if arguments else [])])
 
 
@@ -98,11 +99,20 @@ def with_new_python(root: Path, *arguments: str, checkout: Path | None = None) -
     """Setup again with the Python the user has now, for an install whose interpreter is
     gone: from a clone (`checkout`, for a source install), whose `.venv` is made again
     first, since it links to the interpreter that went too."""
-    setting = [] if root == resolve_directory({}) else [_directory_setting(root)]
+    setting = [] if _is_default(root) else [_directory_setting(root)]
     steps = [] if checkout is None else [f"cd {shlex.quote(os.fspath(checkout))}"]
     steps.append(NEW_VENV)
     steps.append(" ".join([*setting, SESSION, *(["--", *arguments] if arguments else [])]))
     return " && ".join(steps)
+
+
+def _is_default(root: Path) -> bool:
+    """Whether `root` is the default install directory; never, when HOME names none that
+    setup would take (a relative HOME, or one holding a control character)."""
+    try:
+        return root == resolve_directory({})
+    except InstallerError:
+        return False
 
 
 def _directory_setting(root: Path) -> str:

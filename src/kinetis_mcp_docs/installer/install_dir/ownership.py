@@ -59,11 +59,12 @@ def resolve_directory(environ: Mapping[str, str] | None = None) -> Path:
     An empty variable counts as unset, as `${VAR:-default}` would treat it; one of only
     whitespace is refused, naming it: made absolute, it would name a directory called
     `   ` in whatever directory the command ran in. So is one holding a control character
-    (a newline, a tab): no client registration can carry such a path whole. `~` is
-    expanded and a relative path made absolute, because the registered command must not
-    depend on the directory setup ran from. The default is in HOME, which must then be an
-    absolute path: a relative or empty HOME (which Python reads as `/`) names no home
-    directory, and is refused rather than guessed at.
+    (a newline, a tab): no client registration can carry such a path whole, and so is
+    the path it names once made absolute, or the default, when HOME or the working
+    directory brings one in. `~` is expanded and a relative path made absolute, because the
+    registered command must not depend on the directory setup ran from. The default is in
+    HOME, which must then be an absolute path: a relative or empty HOME (which Python reads
+    as `/`) names no home directory, and is refused rather than guessed at.
     """
     source = os.environ if environ is None else environ
     configured = source.get(DIR_ENVIRONMENT_VARIABLE, "")
@@ -73,14 +74,22 @@ def resolve_directory(environ: Mapping[str, str] | None = None) -> Path:
             "install directory; set it to the install directory, or unset it to use the "
             f"default, ~/{DEFAULT_DIRECTORY_NAME}. Nothing was written."
         )
-    if any(unicodedata.category(character) == "Cc" for character in configured):
+    if _has_control_character(configured):
         raise InstallerError(
             f"{DIR_ENVIRONMENT_VARIABLE} is {configured!r}, which holds a control character "
             "that no registered command can carry; set it to the install directory, or unset "
             f"it to use the default, ~/{DEFAULT_DIRECTORY_NAME}. Nothing was written."
         )
     if configured:
-        return Path(absolute(configured))
+        made = absolute(configured)
+        if _has_control_character(made):  # from HOME (`~`) or the directory it ran in
+            raise InstallerError(
+                f"{DIR_ENVIRONMENT_VARIABLE} is {configured!r}, which names {made!r}, and that "
+                "holds a control character (from HOME, or the directory setup ran in) that no "
+                "registered command can carry; set it to an absolute install directory without "
+                "one. Nothing was written."
+            )
+        return Path(made)
     if sys.platform == "win32":  # pragma: no cover - the installer targets POSIX
         import platformdirs  # noqa: PLC0415 - only Windows needs it
 
@@ -93,7 +102,18 @@ def resolve_directory(environ: Mapping[str, str] | None = None) -> Path:
             f"home directory, or {DIR_ENVIRONMENT_VARIABLE} to the install directory. Nothing "
             "was written."
         )
-    return Path.home() / DEFAULT_DIRECTORY_NAME
+    default = Path.home() / DEFAULT_DIRECTORY_NAME
+    if _has_control_character(os.fspath(default)):
+        raise InstallerError(
+            f"The default install directory, {os.fspath(default)!r}, holds a control character "
+            f"from HOME that no registered command can carry; set {DIR_ENVIRONMENT_VARIABLE} to "
+            "an install directory without one. Nothing was written."
+        )
+    return default
+
+
+def _has_control_character(text: str) -> bool:
+    return any(unicodedata.category(character) == "Cc" for character in text)
 
 
 def absolute(path: str) -> str:
