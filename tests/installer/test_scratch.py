@@ -7,6 +7,8 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,3 +90,68 @@ def test_uninstall_removes_the_scratch_with_what_a_killed_pip_left_in_it(
     assert remove_install(layout) == []
 
     assert not layout.root.exists()
+
+
+# Run as another user than root, whom no permission stops: what a user's own update meets.
+_AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+_DISCARD = (
+    "import sys; from pathlib import Path; "
+    "from kinetis_mcp_docs.installer.install_dir.scratch import discard_scratch; "
+    "from kinetis_mcp_docs.installer.layout import InstallLayout; "
+    "discard_scratch(InstallLayout(Path(sys.argv[1])))"
+)
+
+
+@pytest.fixture
+def nobodys_install() -> Iterator[InstallLayout]:
+    """An install directory owned by an unprivileged user, its scratch holding read-only
+    directories (one that cannot even be listed), as a killed tool can leave them."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv, to act as an unprivileged user")
+    # Not under pytest's base temporary directory, which only root may enter.
+    base = Path(tempfile.mkdtemp(prefix="kinetis-nobody-", dir="/tmp"))
+    try:
+        probe = subprocess.run(
+            [*_AS_NOBODY, sys.executable, "-c", "import kinetis_mcp_docs"],
+            capture_output=True,
+            check=False,
+        )
+        if probe.returncode != 0:
+            pytest.skip(f"an unprivileged user cannot run this interpreter: {probe.stderr!r}")
+        layout = InstallLayout(base / "install")
+        tree = layout.scratch / "pip-build" / "pkg"
+        tree.mkdir(parents=True)
+        (tree / "module.py").write_text("x = 1\n")
+        (layout.scratch / "sealed").mkdir()
+        (layout.scratch / "sealed" / "inside.txt").write_text("")
+        for path in [base, *base.rglob("*")]:
+            os.chown(path, 65534, 65534)
+        tree.chmod(0o555)
+        tree.parent.chmod(0o555)
+        (layout.scratch / "sealed").chmod(0o000)
+        yield layout
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", os.fspath(base)], check=False)
+        shutil.rmtree(base)
+
+
+def test_a_scratch_holding_read_only_directories_is_emptied_by_its_owner(
+    nobodys_install: InstallLayout,
+) -> None:
+    # Such a tree made every update fail, and the fix it named, `rm -rf`, failed too.
+    refused = subprocess.run(
+        [*_AS_NOBODY, "rm", "-rf", os.fspath(nobodys_install.scratch / "pip-build")],
+        capture_output=True,
+        check=False,
+    )
+    assert refused.returncode != 0  # what the owner meets by hand
+
+    discarded = subprocess.run(
+        [*_AS_NOBODY, sys.executable, "-c", _DISCARD, os.fspath(nobodys_install.root)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert discarded.returncode == 0, discarded.stderr
+    assert not nobodys_install.scratch.exists()

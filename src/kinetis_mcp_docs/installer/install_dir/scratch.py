@@ -11,6 +11,8 @@ a killed one left is removed by the next, and uninstall removes the directory wi
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import stat
 from pathlib import Path
@@ -38,17 +40,41 @@ def emptied_scratch(layout: InstallLayout) -> Path:
 
 
 def discard_scratch(layout: InstallLayout) -> None:
-    """Remove `layout.scratch` and everything in it; a link there goes, not its target."""
+    """Remove `layout.scratch` and everything in it; a link there goes, not its target.
+
+    A directory in it that its owner may not write (a tool's read-only tree) would stop
+    the removal, and `rm -rf` with it: the owner's directories in it are made writable
+    first, then it is removed again.
+    """
     path = layout.scratch
     try:
         mode = path.lstat().st_mode
         if not stat.S_ISDIR(mode):
             path.unlink()
             return
-        shutil.rmtree(path)
+        try:
+            shutil.rmtree(path)
+        except PermissionError:
+            _make_directories_writable(path)
+            shutil.rmtree(path)
     except FileNotFoundError:
         return
     except OSError as error:
         raise InstallerError(
             f"Could not empty {path} ({error.strerror or error}); remove it and try again."
         ) from error
+
+
+def _make_directories_writable(root: Path) -> None:
+    """Give the owner read, write and search on `root` and every directory below it that
+    it can reach, each before it is read; links are never followed. Best effort: what
+    cannot be changed (another user's) leaves the removal to fail and say so."""
+    with contextlib.suppress(OSError):
+        os.chmod(root, stat.S_IMODE(root.lstat().st_mode) | stat.S_IRWXU)  # noqa: PTH101
+    for top, directories, _ in os.walk(root):
+        for name in directories:
+            directory = os.path.join(top, name)  # noqa: PTH118
+            with contextlib.suppress(OSError):
+                mode = os.lstat(directory).st_mode
+                if stat.S_ISDIR(mode):
+                    os.chmod(directory, stat.S_IMODE(mode) | stat.S_IRWXU)  # noqa: PTH101
