@@ -8,7 +8,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,8 +91,9 @@ def test_uninstall_removes_the_scratch_with_what_a_killed_pip_left_in_it(
     assert not layout.root.exists()
 
 
-# Run as another user than root, whom no permission stops: what a user's own update meets.
-_AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+# In a user namespace of its own, as an unprivileged user who owns the test's files (and
+# has no capability): what a user's own update meets, whoever runs the tests, root included.
+_AS_OWNER = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
 _DISCARD = (
     "import sys; from pathlib import Path; "
     "from kinetis_mcp_docs.installer.install_dir.scratch import discard_scratch; "
@@ -103,55 +103,49 @@ _DISCARD = (
 
 
 @pytest.fixture
-def nobodys_install() -> Iterator[InstallLayout]:
-    """An install directory owned by an unprivileged user, its scratch holding read-only
-    directories (one that cannot even be listed), as a killed tool can leave them."""
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("needs root and setpriv, to act as an unprivileged user")
-    # Not under pytest's base temporary directory, which only root may enter.
-    base = Path(tempfile.mkdtemp(prefix="kinetis-nobody-", dir="/tmp"))
+def sealed_scratch(tmp_path: Path) -> Iterator[InstallLayout]:
+    """An install directory whose scratch holds read-only directories (one that cannot
+    even be listed), as a killed tool can leave them."""
     try:
         probe = subprocess.run(
-            [*_AS_NOBODY, sys.executable, "-c", "import kinetis_mcp_docs"],
+            [*_AS_OWNER, sys.executable, "-c", "import kinetis_mcp_docs"],
             capture_output=True,
             check=False,
         )
-        if probe.returncode != 0:
-            pytest.skip(f"an unprivileged user cannot run this interpreter: {probe.stderr!r}")
-        layout = InstallLayout(base / "install")
-        tree = layout.scratch / "pip-build" / "pkg"
-        tree.mkdir(parents=True)
-        (tree / "module.py").write_text("x = 1\n")
-        (layout.scratch / "sealed").mkdir()
-        (layout.scratch / "sealed" / "inside.txt").write_text("")
-        for path in [base, *base.rglob("*")]:
-            os.chown(path, 65534, 65534)
-        tree.chmod(0o555)
-        tree.parent.chmod(0o555)
-        (layout.scratch / "sealed").chmod(0o000)
-        yield layout
-    finally:
-        subprocess.run(["chmod", "-R", "u+rwx", os.fspath(base)], check=False)
-        shutil.rmtree(base)
+    except OSError as error:
+        pytest.skip(f"unshare is not available here ({error})")
+    if probe.returncode != 0:
+        pytest.skip(f"no user namespace can run this interpreter here: {probe.stderr!r}")
+    layout = InstallLayout(tmp_path / "install")
+    tree = layout.scratch / "pip-build" / "pkg"
+    tree.mkdir(parents=True)
+    (tree / "module.py").write_text("x = 1\n")
+    (layout.scratch / "sealed").mkdir()
+    (layout.scratch / "sealed" / "inside.txt").write_text("")
+    tree.chmod(0o555)
+    tree.parent.chmod(0o555)
+    (layout.scratch / "sealed").chmod(0o000)
+    yield layout
+    subprocess.run(["chmod", "-R", "u+rwx", os.fspath(tmp_path)], check=False)
 
 
 def test_a_scratch_holding_read_only_directories_is_emptied_by_its_owner(
-    nobodys_install: InstallLayout,
+    sealed_scratch: InstallLayout,
 ) -> None:
     # Such a tree made every update fail, and the fix it named, `rm -rf`, failed too.
     refused = subprocess.run(
-        [*_AS_NOBODY, "rm", "-rf", os.fspath(nobodys_install.scratch / "pip-build")],
+        [*_AS_OWNER, "rm", "-rf", os.fspath(sealed_scratch.scratch / "pip-build")],
         capture_output=True,
         check=False,
     )
     assert refused.returncode != 0  # what the owner meets by hand
 
     discarded = subprocess.run(
-        [*_AS_NOBODY, sys.executable, "-c", _DISCARD, os.fspath(nobodys_install.root)],
+        [*_AS_OWNER, sys.executable, "-c", _DISCARD, os.fspath(sealed_scratch.root)],
         capture_output=True,
         text=True,
         check=False,
     )
 
     assert discarded.returncode == 0, discarded.stderr
-    assert not nobodys_install.scratch.exists()
+    assert not sealed_scratch.scratch.exists()
