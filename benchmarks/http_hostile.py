@@ -198,6 +198,9 @@ def _shapes(quick: bool) -> tuple[dict[str, Shape], list[Shape]]:
         *[f"X-Junk-{n}: {'a' * 90}" for n in range(300)], "Connection: close", length=4
     )
     crumbs = [bytes([byte]) for byte in request_head("Connection: close", length=4) + b"ping"]
+    trailer = request_head("Connection: close", "Transfer-Encoding: chunked")
+    trailer += b"%x\r\n%s\r\n0\r\nX-Pad: " % (len(PING), PING)
+    huge_trailer = [trailer, *[b"a" * 16 * 1024] * 512]
     shapes = [
         Shape(
             f'`limit` "1"{X}16,000 + "x" (the audit\'s)',
@@ -264,6 +267,12 @@ def _shapes(quick: bool) -> tuple[dict[str, Shape], list[Shape]]:
             few,
             UPLOAD,
             target=PIECES_TARGET,
+        ),
+        Shape(
+            "a trailer field of 8 MiB in 16 KiB writes (413)",
+            _raw(huge_trailer, 413),
+            10,
+            HEAD,
         ),
         Shape(
             "2 MB of nested arrays (-32600 before it is parsed)",

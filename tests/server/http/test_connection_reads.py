@@ -16,6 +16,7 @@ import pytest
 import uvicorn
 from uvicorn.server import ServerState
 
+from kinetis_mcp_docs.server.http.bounds import MAX_HEAD_BYTES
 from kinetis_mcp_docs.server.http.connection import BoundedHttpToolsProtocol
 from kinetis_mcp_docs.server.http.connection_h11 import BoundedH11Protocol
 from kinetis_mcp_docs.server.http.connections import FREE_READS, LINGER_BYTES
@@ -167,6 +168,78 @@ def test_a_chunked_body_in_one_byte_chunks_is_400_though_it_comes_in_one_read(
 def test_a_chunked_body_in_chunks_of_one_segment_is_read(protocol: Bounded) -> None:
     head = request_head("Transfer-Encoding: chunked")
     body = _chunked(b" " * 200_000 + PING, 1400)
+    reads = [head, *[body[start : start + 65536] for start in range(0, len(body), 65536)]]
+    assert status_of(_answer_to_reads(protocol, reads)) == 200
+
+
+_FIRST_CHUNK = b"%x\r\n%s\r\n" % (len(PING), PING)
+_ENDLESS_FRAMING = {
+    # What follows a body's first chunk, and what repeats after it for as long as the
+    # client likes: none of it is the body's data.
+    "one trailer field": (_FIRST_CHUNK + b"0\r\nX-Pad: ", b"a" * 65536),
+    "many trailer fields": (_FIRST_CHUNK + b"0\r\n", b"X-Pad: aaaaaaaaaaaaaaaa\r\n" * 2048),
+    "a chunk extension": (_FIRST_CHUNK + b"1;x=", b"a" * 65536),
+}
+
+
+@PROTOCOLS
+@pytest.mark.parametrize("framing", list(_ENDLESS_FRAMING), ids=list(_ENDLESS_FRAMING))
+def test_a_chunked_body_whose_framing_outgrows_its_data_is_413_as_it_arrives(
+    protocol: Bounded, framing: str
+) -> None:
+    # Trailer fields and chunk extensions once counted toward neither the head's bound nor
+    # the body's: a 120 MiB trailer field cost 13 s of CPU, many small ones 1.8 GB.
+    start, more = _ENDLESS_FRAMING[framing]
+    head = request_head("Transfer-Encoding: chunked")
+
+    async def run() -> tuple[bytes, int]:
+        async with _connected(protocol) as connection:
+            connection.protocol.data_received(head + start)
+            sent = 0
+            while sent < 16 * 1024 * 1024 and not connection.transport.is_closing():
+                connection.protocol.data_received(more)
+                sent += len(more)
+            assert connection.transport.is_closing(), f"read {sent} bytes of framing"
+            return await connection.read_until(lambda written: b"\r\n\r\n" in written), sent
+
+    answer, sent = _run(run())
+    assert status_of(answer) == 413, answer[:200]
+    assert answer.endswith(b'{"error":"Request body too large"}')
+    # Refused within a head's worth of framing, then at most `LINGER_BYTES` dropped.
+    assert sent <= MAX_HEAD_BYTES + LINGER_BYTES + 2 * len(more)
+
+
+async def _headers_seen(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Answers with the names of the request's headers, as the application sees them once
+    it has read the body."""
+    assert scope["type"] == "http"
+    while (await receive()).get("more_body"):
+        pass
+    names = b",".join(name for name, _ in scope["headers"])
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": names})
+
+
+@PROTOCOLS
+def test_trailer_fields_never_reach_the_application_as_headers(protocol: Bounded) -> None:
+    # A proxy in front sets or strips headers in the head; a trailer field once came back
+    # among them, after the application had read them.
+    head = request_head("Transfer-Encoding: chunked")
+    trailer = b"0\r\nX-Forwarded-For: 203.0.113.9\r\nAuthorization: Bearer guess\r\n\r\n"
+    answer = _answer_to_reads(protocol, [head + _FIRST_CHUNK, trailer], _headers_seen)
+    assert status_of(answer) == 200, answer[:200]
+    names = answer.partition(b"\r\n\r\n")[2]
+    assert b"transfer-encoding" in names
+    assert b"x-forwarded-for" not in names
+    assert b"authorization" not in names
+
+
+@PROTOCOLS
+def test_a_body_in_the_smallest_chunks_admitted_with_a_trailer_is_read(protocol: Bounded) -> None:
+    # Framing of 7 bytes for each 512 of data, and a trailer field of a kilobyte: what the
+    # framing bound leaves room for.
+    head = request_head("Transfer-Encoding: chunked")
+    body = _chunked(b" " * (1024 * 1024) + PING, 512)[:-2] + b"X-Note: " + b"a" * 1024 + b"\r\n\r\n"
     reads = [head, *[body[start : start + 65536] for start in range(0, len(body), 65536)]]
     assert status_of(_answer_to_reads(protocol, reads)) == 200
 

@@ -169,6 +169,25 @@ def test_a_body_in_one_byte_chunks_costs_a_small_multiple_of_an_ordinary_request
     assert _json_error(answer) == "Request body sent in too many pieces"
 
 
+def test_a_trailer_field_of_megabytes_is_413_at_a_small_multiple_of_an_ordinary_request(
+    tree_server: HttpServer,
+) -> None:
+    ordinary = [request_head("Connection: close", length=len(PING)) + PING]
+    # Counted toward no bound, a 120 MiB trailer field once cost 13 s of CPU (its pieces
+    # joined one read at a time), while a ping on another connection waited 4.75 s.
+    first = request_head("Transfer-Encoding: chunked", "Connection: close")
+    first += b"%x\r\n%s\r\n0\r\nX-Pad: " % (len(PING), PING)
+    huge = [first, *[b"a" * 16 * 1024] * 512]  # 8 MiB, in pieces
+    _cpu_per_exchange(tree_server, ordinary, 5)  # warm
+    ordinary_cpu = _cpu_per_exchange(tree_server, ordinary, 50)
+    huge_cpu = _cpu_per_exchange(tree_server, huge, 5)
+    assert huge_cpu < 20 * ordinary_cpu, (huge_cpu, ordinary_cpu)
+    answer = _exchange(tree_server, huge)
+    assert status_of(answer) == 413, answer[:200]
+    assert _json_error(answer) == "Request body too large"
+    assert _ping_status(tree_server) == 200
+
+
 def test_the_rest_of_a_body_the_answer_did_not_wait_for_is_not_read(
     tree_server: HttpServer,
 ) -> None:

@@ -1,8 +1,9 @@
 """One HTTP/1.1 connection under bounds, read by h11: the twin of `connection` where httptools
 is missing (it has no wheel for PyPy, where uvicorn falls back to h11).
 
-The same bounds as `connection` (a chunked body's chunks counted as its reads are, and at
-most `LINGER_BYTES` more read of a body the answer did not wait for). h11 bounds a request's
+The same bounds as `connection` (a chunked body's chunks counted as its reads are, its
+framing bounded by `framing_too_large`, and at most `LINGER_BYTES` more read of a body the
+answer did not wait for; uvicorn drops h11's trailer fields itself). h11 bounds a request's
 head itself while it has not ended, linearly (it looks for the blank line from where it
 last looked); a head that arrived whole is measured here. Either way one over
 `MAX_HEAD_BYTES` is the route's `431`. Where the connection is, h11 says (`their_state`),
@@ -22,6 +23,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from .bounds import MAX_HEAD_BYTES
 from .connections import (
     BODY_IN_CRUMBS,
+    BODY_TOO_LARGE,
     FREE_READS,
     HEAD_IN_CRUMBS,
     HEAD_TOO_LARGE,
@@ -32,6 +34,7 @@ from .connections import (
     TIMED_OUT,
     TOO_MANY,
     connection_bounds,
+    framing_too_large,
     head_bytes,
     table_for,
 )
@@ -66,11 +69,14 @@ class _CountedConnection(h11.Connection):
         self.refusal: bytes | None = None
 
     def next_event(self) -> Any:
+        state = self.their_state
         try:
             event = super().next_event()
         except h11.RemoteProtocolError as error:
-            if error.error_status_hint == 431:  # h11's own bound on a head not yet ended
-                self.refusal = HEAD_TOO_LARGE
+            # h11's own bound on an event not yet ended: a head, or in a body a chunk's
+            # size line or its trailer fields.
+            if error.error_status_hint == 431:
+                self.refusal = BODY_TOO_LARGE if state is h11.SEND_BODY else HEAD_TOO_LARGE
             raise
         if type(event) is h11.Data:
             self.pieces += 1
@@ -103,7 +109,7 @@ class BoundedH11Protocol(H11Protocol):
         if bounds.idle_timeout is not None:
             # Seconds, as uvicorn hands them to call_later; its annotation says int.
             self.timeout_keep_alive = bounds.idle_timeout  # type: ignore[assignment]
-        self.conn = _CountedConnection()
+        self.conn = self._counted = _CountedConnection()
         self._deadline: asyncio.TimerHandle | None = None
         self._kind = _NONE
         self._reads = 0
@@ -156,6 +162,8 @@ class BoundedH11Protocol(H11Protocol):
         if state is h11.SEND_BODY:
             if self._kind != _BODY:
                 self._arm(_BODY)
+            elif framing_too_large(self._bytes, self._counted.decoded):
+                self._refuse_body(BODY_TOO_LARGE)
         elif state is h11.IDLE and self.conn.trailing_data[0]:
             if self._kind != _HEAD:
                 self._arm(_HEAD)
@@ -239,7 +247,7 @@ class BoundedH11Protocol(H11Protocol):
             super().send_400_response(msg)
             return
         refusal, conn.refusal = conn.refusal, None
-        if refusal is BODY_IN_CRUMBS:
+        if refusal is BODY_IN_CRUMBS or refusal is BODY_TOO_LARGE:
             self._refuse_body(refusal)
         else:
             self._refuse(refusal)
