@@ -309,6 +309,92 @@ def test_at_the_connection_bound_with_every_connection_busy_a_new_one_is_503(
             connection.close()
 
 
+# The close of the connection shed or refused last may still wait its turn in the
+# server's event loop when its successor's answer has already arrived.
+CLOSING = 1
+
+
+def _connections(server: HttpServer) -> int:
+    """The TCP connections to its port the server's process holds open (descriptors it
+    has not closed), from the kernel's tables."""
+    inodes = {_readlink(fd) for fd in Path(f"/proc/{server.process.pid}/fd").iterdir()}
+    port = f":{server.port:04X}"
+    held = 0
+    for table in ("tcp", "tcp6"):
+        lines = Path(f"/proc/{server.process.pid}/net/{table}").read_text().splitlines()[1:]
+        for line in lines:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            listening = state == "0A"
+            held += local.endswith(port) and not listening and f"socket:[{inode}]" in inodes
+    return held
+
+
+def _readlink(fd: Path) -> str:
+    try:
+        return str(fd.readlink())
+    except FileNotFoundError:  # closed while listed
+        return ""
+
+
+def _refused_and_held(server: HttpServer, pieces: list[bytes], held: list[socket.socket]) -> bytes:
+    """Send `pieces` on a new connection and read the answer, keeping the connection open
+    (in `held`): a client that does not hang up after a refusal."""
+    connection = _connect(server)
+    held.append(connection)
+    with contextlib.suppress(OSError):
+        connection.sendall(b"".join(pieces))
+    answer = b""
+    with contextlib.suppress(ConnectionResetError):
+        while not answer.endswith(b"}"):
+            read = connection.recv(65536)
+            if not read:
+                break
+            answer += read
+    return answer
+
+
+@pytest.fixture
+def held() -> Iterator[list[socket.socket]]:
+    """Connections a test keeps open, closed after it."""
+    connections: list[socket.socket] = []
+    yield connections
+    for connection in connections:
+        connection.close()
+
+
+def test_connections_lingering_after_a_refusal_count_toward_the_bound(
+    start_http: StartHttp, held: list[socket.socket]
+) -> None:
+    # A refused connection lingers, reading what the client still sends so that it reads
+    # the answer; uncounted meanwhile, a flood of refused connections held descriptors
+    # beyond the bound.
+    server = start_http("--max-connections", "4", *UNLIMITED)
+    large = [request_head("X-Junk: " + "a" * 40_000, length=len(PING)) + PING]
+    answers = [_refused_and_held(server, large, held) for _ in range(30)]
+    assert [status_of(answer) for answer in answers] == [431] * 30
+    assert _connections(server) <= 4 + CLOSING
+    assert _ping_status(server) == 200
+
+
+def test_connections_refused_for_want_of_room_hold_few_descriptors(
+    start_http: StartHttp, held: list[socket.socket]
+) -> None:
+    server = start_http("--max-connections", "4", "--body-timeout", "600", *UNLIMITED)
+    for _ in range(4):  # every connection in the middle of its request's body
+        connection = _connect(server)
+        held.append(connection)
+        connection.sendall(request_head("Expect: 100-continue", length=1000))
+        assert connection.recv(65536).startswith(b"HTTP/1.1 100 Continue")
+    ping = [request_head(length=len(PING)) + PING]
+    answers = [_refused_and_held(server, ping, held) for _ in range(30)]
+    # The first lingers so that its client reads the 503; past a few, each is closed at
+    # once (its client may then read the 503, or only the close).
+    assert status_of(answers[0]) == 503
+    assert {status_of(answer) for answer in answers if answer} == {503}
+    assert _connections(server) <= 4 + 1 + CLOSING
+
+
 @pytest.fixture
 def limited_server(tmp_path: Path) -> Iterator[HttpServer]:
     """A route run with at most 1,024 descriptors, whose idle and header timeouts are too
@@ -524,6 +610,15 @@ def test_plain_uvicorn_given_a_protocol_of_the_route_holds_the_same_bounds(
                 assert answer_until_closed(connection) == b""
         finally:
             for connection in idle:
+                connection.close()
+        held: list[socket.socket] = []
+        try:
+            large = [request_head("X-Junk: " + "a" * 40_000)]
+            answers = [_refused_and_held(server, large, held) for _ in range(20)]
+            assert [status_of(answer) for answer in answers] == [431] * 20
+            assert _connections(server) <= 6 + CLOSING  # lingering, and counted
+        finally:
+            for connection in held:
                 connection.close()
     finally:
         server.stop()

@@ -18,7 +18,7 @@ from kinetis_mcp_docs.server.protocol.errors import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
 )
-from tests.support.http import HttpServer
+from tests.support.http import TIMEOUT, HttpServer
 
 SUPPORTED = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 SERVER_INFO = {"name": "kinetis-mcp-docs", "version": __version__}
@@ -294,6 +294,29 @@ def test_an_unsupported_version_header_is_32022_naming_supported_and_requested(
         "message": "Unsupported protocol version",
         "data": {"supported": SUPPORTED, "requested": "1999-01-01"},
     }
+
+
+def test_an_unsupported_version_header_is_answered_before_the_body_is_sent(
+    tree_server: HttpServer,
+) -> None:
+    # As the error table says: the route once waited for the whole body (up to the body
+    # timeout) to refuse what the head had already told it.
+    head = (
+        b"POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"MCP-Protocol-Version: 1999-01-01\r\nContent-Length: 1000000\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", tree_server.port), timeout=TIMEOUT) as sock:
+        sock.sendall(head + b'{"jsonrpc":"2.0",')  # and never the rest
+        answer = b""
+        while not answer.endswith(b"}}"):
+            read = sock.recv(65536)
+            assert read, answer
+            answer += read
+    head_part, _, body = answer.partition(b"\r\n\r\n")
+    assert head_part.startswith(b"HTTP/1.1 400 ")
+    message = json.loads(body)
+    assert message["id"] is None
+    assert message["error"]["code"] == UNSUPPORTED_PROTOCOL_VERSION
 
 
 def test_an_unsupported_version_in_meta_alone_is_32022_under_the_request_id(

@@ -63,7 +63,16 @@ from .keys import AddressKeys, token_key
 from .lifecycle import Lifecycle
 from .probes import HEALTH_PATH, HEALTHY, PROBE_PATHS, probe_answer
 from .ratelimit import RateLimit
-from .rpc import Fixed, Reply, called_tool, error_reply, read_call, result_body, route_methods
+from .rpc import (
+    Fixed,
+    Reply,
+    called_tool,
+    error_reply,
+    read_call,
+    result_body,
+    route_methods,
+    version_refusal,
+)
 from .settings import Settings
 
 TYPE_CHECKING = False
@@ -325,6 +334,10 @@ class McpRoute:
             and int(declared) > MAX_BODY_BYTES
         ):
             return TOO_LARGE
+        if b"mcp-protocol-version" in values:
+            refused = version_refusal(values, repeated)
+            if refused is not None:
+                return refused.status, refused.body, [NO_STORE, JSON, length(refused.body)]
         message = await receive()
         if message["type"] != "http.request":
             return None  # the client went away before its body was whole: no one to answer

@@ -25,8 +25,8 @@ This subclass adds, per `bounds`:
   after each read is parsed: past it the request is `413`. Trailer fields are dropped
   rather than added to the request's headers (see `on_header`).
 - **A body the answer did not wait for.** An application may answer before a request's
-  body is all in (`401`, `413`, `415`, `429`, `405`, `501`): the connection then reads at most
-  `LINGER_BYTES` more of it, and closes if the body has not ended by then, rather than
+  body is all in (`401`, `413`, `415`, `429`, `405`, `501`, `-32022`): the connection then
+  reads at most `LINGER_BYTES` more of it, and closes if the body has not ended by then, rather than
   parsing whatever the client sends for as long as the body timeout allows (a client
   streaming one-byte chunks made that a worker's whole core for 30 s). A body that does
   end within it leaves the connection open for the client's next request.
@@ -39,7 +39,9 @@ This subclass adds, per `bounds`:
   one still sending its head); if none is idle, the new one is refused with `503`. An
   attacker's idle sockets are older than a client that connects now, so the client is
   served while they are shed, and the descriptors never run out. Only connections are
-  tracked, never requests, so the bound adds nothing to a request's cost.
+  tracked, never requests, so the bound adds nothing to a request's cost. A refused
+  connection counts while it lingers, and is shed first; of those refused `503`, which
+  never counted, only `refusal_room` linger at once (see `_refuse_for_room`).
 
 One more thing than bounds: a response's head and its body go out in one write (one
 system call, one TCP segment), where uvicorn writes each as it comes; see `_OneWrite`.
@@ -238,6 +240,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._unread: int | None = None
         # The head of a request asking to upgrade, without its `Upgrade`, to be read again.
         self._again: bytes | None = None
+        self._refused_for_room = False  # counted in the table's `refusing` until it closes
 
     # Connections
 
@@ -245,7 +248,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         table = self._table
         if len(table.connections) >= table.bound and not table.make_room():
-            self._refuse(TOO_MANY)
+            self._refuse_for_room()
             return
         table.connections[self] = None
         # uvicorn arms its keep-alive timer only after a response: a new connection that
@@ -256,7 +259,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     @property
     def idle(self) -> bool:
-        """No request in progress: none yet, or the last one answered."""
+        """No request in progress: none yet, the last one answered, or refused (lingering,
+        unless its refusal waits for an earlier request's answer)."""
+        if self._phase == _LINGER:
+            return self._after_answer is None
         return self.cycle is None or self.cycle.response_complete
 
     def uncount(self) -> None:
@@ -267,7 +273,22 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self._deadline is not None:
             self._deadline.cancel()
         self.uncount()
+        if self._refused_for_room:
+            self._table.refusing -= 1
         super().connection_lost(exc)
+
+    def _refuse_for_room(self) -> None:
+        """Refuse a new connection for want of room (`503`): lingering as after any refusal
+        while few others do, else closed at once, since each one lingering holds a
+        descriptor the bound does not count."""
+        table = self._table
+        if table.refusing < table.refusal_room:
+            table.refusing += 1
+            self._refused_for_room = True
+            self._refuse(TOO_MANY)
+        else:
+            self.transport.write(TOO_MANY)
+            self.transport.close()
 
     # Reading
 
@@ -537,7 +558,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self._deadline is not None:
             self._deadline.cancel()
         self._unset_keepalive_if_required()
-        self.uncount()
+        # Still counted while it lingers: a flood of refused connections once held
+        # descriptors beyond the bound, each for `LINGER_SECONDS`.
+        self._table.lingering(self)
         self._pending = bytearray()
         self._phase = _LINGER
         self._discarded = self._reads = 0

@@ -116,6 +116,7 @@ class BoundedH11Protocol(H11Protocol):
         self._bytes = 0
         self._lingering = False
         self._unread: int | None = None  # what is still read of a body answered early
+        self._refused_for_room = False  # counted in the table's `refusing` until it closes
 
     def _unsupported_upgrade_warning(self) -> None:
         # h11 reads a request asking to upgrade the connection as HTTP/1.1, as a server may
@@ -129,7 +130,7 @@ class BoundedH11Protocol(H11Protocol):
         super().connection_made(transport)
         table = self._table
         if len(table.connections) >= table.bound and not table.make_room():
-            self._refuse(TOO_MANY)
+            self._refuse_for_room()
             return
         table.connections[self] = None
         self.timeout_keep_alive_task = self.loop.call_later(
@@ -138,8 +139,8 @@ class BoundedH11Protocol(H11Protocol):
 
     @property
     def idle(self) -> bool:
-        """No request in progress: none yet, or the last one answered."""
-        return self.cycle is None or self.cycle.response_complete
+        """No request in progress: none yet, the last one answered, or refused."""
+        return self._lingering or self.cycle is None or self.cycle.response_complete
 
     def uncount(self) -> None:
         """This connection no longer counts toward the bound (it is closing)."""
@@ -148,7 +149,20 @@ class BoundedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._arm(_NONE)
         self.uncount()
+        if self._refused_for_room:
+            self._table.refusing -= 1
         super().connection_lost(exc)
+
+    def _refuse_for_room(self) -> None:
+        """Refuse a new connection for want of room, as `connection` does."""
+        table = self._table
+        if table.refusing < table.refusal_room:
+            table.refusing += 1
+            self._refused_for_room = True
+            self._refuse(TOO_MANY)
+        else:
+            self.transport.write(TOO_MANY)
+            self.transport.close()
 
     # Reading
 
@@ -267,7 +281,7 @@ class BoundedH11Protocol(H11Protocol):
         self.transport.write(answer)
         self._arm(_NONE)
         self._unset_keepalive_if_required()
-        self.uncount()
+        self._table.lingering(self)  # still counted while it lingers, but shed first
         self._lingering = True
         if self.transport.can_write_eof():
             self.transport.write_eof()

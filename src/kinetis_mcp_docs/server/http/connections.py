@@ -28,7 +28,7 @@ class Bounded(Protocol):
 
     @property
     def idle(self) -> bool:
-        """No request in progress: none yet, or the last one answered."""
+        """No request in progress: none yet, the last one answered, or refused."""
         ...
 
     def uncount(self) -> None:
@@ -101,11 +101,21 @@ class ConnectionTable:
     and making room costs a look at the oldest connections until an idle one turns up.
     """
 
-    __slots__ = ("bound", "connections")
+    __slots__ = ("bound", "connections", "refusal_room", "refusing")
 
     def __init__(self, bound: int) -> None:
         self.bound = bound
         self.connections: OrderedDict[Bounded, None] = OrderedDict()
+        # Connections refused for want of room, lingering so that the client reads the 503:
+        # they hold descriptors too, so only so many linger, and the rest are closed at once.
+        self.refusal_room = bound // 16 + 1
+        self.refusing = 0
+
+    def lingering(self, connection: Bounded) -> None:
+        """`connection` was refused and lingers until it closes: it still holds a descriptor
+        and counts, but it is the first to go when room is needed."""
+        if connection in self.connections:
+            self.connections.move_to_end(connection, last=False)
 
     def make_room(self) -> bool:
         """Close the oldest connection with no request in progress; whether there was one.

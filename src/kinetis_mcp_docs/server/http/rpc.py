@@ -164,17 +164,23 @@ def error_reply(
     return Reply(_STATUS.get(error.code, 200), error_message(request_id, error), name, tool)
 
 
+def version_refusal(values: Mapping[bytes, bytes], repeated: frozenset[str]) -> Reply | None:
+    """`-32022` under a null id for an `MCP-Protocol-Version` header naming a version the
+    route does not speak: answered before the body is read, which may then never be (a
+    header sent twice is `-32020`, once the body says what it disagrees with)."""
+    version = values.get(b"mcp-protocol-version")
+    if version is None or "mcp-protocol-version" in repeated:
+        return None
+    unsupported = _unsupported(version.decode("latin-1"))
+    return None if unsupported is None else error_reply(None, unsupported)
+
+
 def read_call(  # noqa: PLR0912 - the envelope's checks, in the contract's order
     body: bytes, values: Mapping[bytes, bytes], repeated: frozenset[str], table: MethodTable
 ) -> Call | Reply:
     """The call `body` asks for, or the reply it gets without running anything. `values`
-    and `repeated` are the request's headers, as `RequestHeaders` reads them."""
-    # A version header the route does not speak is refused before the body is read.
-    version = values.get(b"mcp-protocol-version")
-    if version is not None and "mcp-protocol-version" not in repeated:
-        unsupported = _unsupported(version.decode("latin-1"))
-        if unsupported is not None:
-            return error_reply(None, unsupported)
+    and `repeated` are the request's headers, as `RequestHeaders` reads them; the version
+    header was checked (`version_refusal`) before the body was read."""
     if len(body) > MAX_STRUCTURE and (
         body.count(b",") + body.count(b"[") + body.count(b"{") > MAX_STRUCTURE
     ):
