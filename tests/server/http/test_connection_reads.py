@@ -221,6 +221,20 @@ async def _headers_seen(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 @PROTOCOLS
+def test_a_body_begun_in_the_read_that_ends_the_one_before_it_is_measured_on_its_own(
+    protocol: Bounded,
+) -> None:
+    # The framing bound once measured the read's bytes of the first body against the
+    # second body's data, and refused the second 413.
+    first = request_head("Transfer-Encoding: chunked") + _chunked(b" " * 200_000 + PING, 65536)
+    second_body = b" " * 100_000 + PING
+    second = request_head("Connection: close", length=len(second_body)) + second_body
+    reads = [first[:1000], first[1000:] + second[:50_000], second[50_000:]]
+    answers = _answers_until_closed(protocol, reads)
+    assert answers.count(b"HTTP/1.1 200 ") == 2, answers[:300]
+
+
+@PROTOCOLS
 def test_trailer_fields_never_reach_the_application_as_headers(protocol: Bounded) -> None:
     # A proxy in front sets or strips headers in the head; a trailer field once came back
     # among them, after the application had read them.

@@ -260,6 +260,24 @@ def test_a_body_not_finished_within_the_body_timeout_is_408_and_lets_go_of_it(
     assert "Traceback" not in server.output
 
 
+def test_a_body_begun_in_the_read_that_ends_the_one_before_it_is_held_to_the_body_timeout(
+    start_http: StartHttp,
+) -> None:
+    # A request pipelined so that its body began in the read ending the previous body was
+    # once given no body timeout at all: its client could hold the connection for ever.
+    server = start_http("--body-timeout", "1", *UNLIMITED)
+    first = PING.ljust(2000)
+    with _connect(server) as connection:
+        connection.sendall(request_head("Expect: 100-continue", length=len(first)) + first[:1000])
+        # Asked for once the route reads it: the head and the body's start have been read.
+        assert connection.recv(65536).startswith(b"HTTP/1.1 100 Continue")
+        connection.sendall(first[1000:] + request_head(length=len(PING) + 1000) + b" " * 10)
+        answer = answer_until_closed(connection)
+    assert status_of(answer) == 200, answer[:300]
+    assert b"HTTP/1.1 408 Request Timeout" in answer, answer[:600]
+    assert answer.endswith(b'{"error":"Request timeout"}')
+
+
 # The connection bound
 
 

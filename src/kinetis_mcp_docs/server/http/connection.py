@@ -329,11 +329,14 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self._reads > FREE_READS + self._body_bytes // MIN_BODY_PIECE_BYTES:
             self._refuse_body(BODY_IN_CRUMBS)
             return
+        earlier = self.cycle
         self._parse(data)
         cycle = self.cycle
         if self._phase == _BODY:
-            # Measured once parsed: a read may begin a chunk whose data it also holds.
-            if framing_too_large(self._body_bytes, self._decoded):
+            if cycle is not earlier:
+                self._fed_in_part(data)  # the body ended, and the next request's body began
+            elif framing_too_large(self._body_bytes, self._decoded):
+                # Measured once parsed: a read may begin a chunk whose data it also holds.
                 self._refuse_body(BODY_TOO_LARGE)
         elif self._phase == _HEAD:
             if cycle is None or self.scope is not cycle.scope:
