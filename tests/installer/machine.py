@@ -243,8 +243,9 @@ def python_removed(environment: Path) -> str:
     return os.fspath(gone)
 
 
-def read_only(directory: Path) -> list[str] | None:
-    """A command prefix that runs a program with `directory` read-only, or None here."""
+def read_only(path: Path) -> list[str] | None:
+    """A command prefix that runs a program with `path` (a directory or a file) read-only,
+    whoever runs it (root included, which file modes would not stop), or None here."""
     prefix = [
         "unshare",
         "--map-root-user",
@@ -252,25 +253,27 @@ def read_only(directory: Path) -> list[str] | None:
         "sh",
         "-c",
         'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"',
-        os.fspath(directory),
+        os.fspath(path),
     ]
+    # A file is opened for appending nothing: where the mount fails, it is left unchanged.
+    probe = 'touch "$0/.write-test"' if path.is_dir() else ': >> "$0"'
     try:
         attempt = subprocess.run(
-            [*prefix, "sh", "-c", 'touch "$0/.write-test"', os.fspath(directory)],
+            [*prefix, "sh", "-c", probe, os.fspath(path)],
             capture_output=True,
             timeout=30,
             check=False,
         )
     except OSError:
         return None
-    if attempt.returncode == 0 or (directory / ".write-test").exists():
+    if attempt.returncode == 0 or (path / ".write-test").exists():
         return None
     return prefix if b"Read-only file system" in attempt.stderr else None
 
 
-def read_only_or_skip(directory: Path) -> list[str]:
-    """`read_only(directory)`, or the test skipped where no mount namespace is allowed."""
-    prefix = read_only(directory)
+def read_only_or_skip(path: Path) -> list[str]:
+    """`read_only(path)`, or the test skipped where no mount namespace is allowed."""
+    prefix = read_only(path)
     if prefix is None:
-        pytest.skip("no private mount namespace here to make a directory read-only")
+        pytest.skip("no private mount namespace here to make a path read-only")
     return prefix

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.installer.machine import read_only_or_skip
 from tests.support.origin import DocsOrigin
 
 CLIENTS_BIN = os.environ.get("KINETIS_TEST_CLIENTS_BIN", "")
@@ -148,6 +149,34 @@ def test_status_then_uninstall_with_the_real_client_leave_nothing_registered_or_
 
     again = _run([os.fspath(KINETIS_DOCS), "uninstall", *choice], env)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_uninstall_keeps_the_install_when_the_real_claude_code_cannot_write_its_config(
+    tmp_path: Path, wheelhouse_env: dict[str, str], docs_origin: DocsOrigin
+) -> None:
+    env = _environment(tmp_path, wheelhouse_env, docs_origin)
+    assert _run([os.fspath(KINETIS_DOCS), "setup"], env).returncode == 0
+    settings = Path(env["HOME"]) / ".claude.json"
+    written = settings.read_text()
+    install = tmp_path / "install"
+    entries = sorted(path.name for path in install.iterdir())
+    # Claude Code 2.1 then says it removed the entry and exits 0, having written nothing.
+    wrapper = read_only_or_skip(settings)
+
+    removed = _run([*wrapper, os.fspath(KINETIS_DOCS), "uninstall"], env)
+
+    assert removed.returncode == 1, removed.stdout + removed.stderr
+    assert removed.stdout == ""
+    assert removed.stderr == (
+        "kinetis-docs: Claude Code still reports its kinetis-docs registration after `claude "
+        "mcp remove kinetis-docs --scope user` succeeded: it did not write ~/.claude.json, "
+        "where it keeps it. Nothing was changed; make that file and its directory writable "
+        "(fix their permissions, or remount them read-write), then run uninstall again.\n"
+    )
+    assert json.loads(settings.read_text())["mcpServers"] == json.loads(written)["mcpServers"]
+    assert sorted(path.name for path in install.iterdir()) == entries
+    shown = _run(["claude", "mcp", "get", "kinetis-docs"], env)
+    assert "Connected" in shown.stdout, shown.stdout + shown.stderr
 
 
 @pytest.mark.parametrize("spaces", [" ", "  "])

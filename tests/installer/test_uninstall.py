@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from kinetis_mcp_docs.installer.commands.uninstall import run_uninstall
+from kinetis_mcp_docs.installer.envs.built import hold
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, InstallLayout
 from tests.installer.machine import START
 from tests.support.clients import StubClient, install_stub
 
@@ -71,3 +73,46 @@ def test_a_codex_remove_failing_otherwise_names_the_remove_not_the_read(
         "Nothing was changed; once `codex mcp remove kinetis-docs` works in this shell, run "
         "uninstall again."
     )
+
+
+@pytest.mark.parametrize("notes", [False, True], ids=["all of it ours", "a file of the user's"])
+def test_uninstall_kept_for_a_compile_of_an_environment_without_a_command_names_its_removal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, notes: bool
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", os.fspath(home))
+    monkeypatch.setenv("PATH", os.fspath(tmp_path / "bin"))
+    for kind in ("claude", "codex"):
+        install_stub(kind, tmp_path / "bin", tmp_path / "stub-state")
+    layout = InstallLayout(tmp_path / "install")
+    environment = layout.envs / "20261130T120000-0123abcd"
+    # Its `kinetis-docs` not (or no longer) there: nothing of it can run an uninstall.
+    (environment / "lib").mkdir(parents=True)
+    layout.marker.write_text(MARKER_CONTENT)
+    if notes:
+        (layout.root / "notes.txt").write_text("mine\n")
+    lines: list[str] = []
+
+    compiling = hold(environment, wait=False)
+    assert compiling is not None
+    try:
+        run_uninstall(None, say=lines.append, environ={"KINETIS_MCP_DOCS_DIR": f"{layout.root}"})
+    finally:
+        os.close(compiling)
+
+    removal = f"rm -rf -- {environment if notes else layout.root}"
+    assert lines[-1].endswith(
+        f"a byte-compile is still writing into envs/{environment.name}: once it has finished "
+        f"(seconds), `{removal}` removes {'them' if notes else 'the rest'}"
+    )
+    subprocess.run(["sh", "-c", removal], env={"PATH": os.defpath}, check=True, timeout=60)
+    if notes:
+        assert sorted(path.name for path in layout.root.iterdir()) == [
+            ".kinetis-mcp-docs",
+            ".update.lock",
+            "envs",
+            "notes.txt",
+        ]
+    else:
+        assert not layout.root.exists()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kinetis_mcp_docs.installer.envs.built import hold
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
 from kinetis_mcp_docs.server.errors import MISSING_FILES
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR
@@ -177,6 +178,35 @@ def test_uninstall_of_an_install_it_cannot_write_keeps_the_registration_and_says
         machine.install / "current" / "bin" / "python"
     )
     assert sorted(path.name for path in machine.install.iterdir()) == entries
+
+
+UNWRITTEN = (
+    "kinetis-docs: Claude Code still reports its kinetis-docs registration after `claude mcp "
+    "remove kinetis-docs --scope user` succeeded: it did not write ~/.claude.json, where it "
+    "keeps it. Nothing was changed; make that file and its directory writable (fix their "
+    "permissions, or remount them read-write), then run uninstall again.\n"
+)
+
+
+def test_uninstall_whose_removal_claude_code_did_not_write_keeps_the_install_and_exits_1(
+    installed_local: Machine,
+) -> None:
+    machine = installed_local
+    entries = sorted(path.name for path in machine.install.iterdir())
+    registered = machine.claude.state.read_text()
+    # As Claude Code with a read-only ~/.claude.json: `mcp remove` exits 0, writing nothing.
+    wrapper = read_only_or_skip(machine.claude.state)
+
+    result = machine.run("uninstall", wrapper=wrapper)
+
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == UNWRITTEN
+    assert machine.claude.state.read_text() == registered
+    assert sorted(path.name for path in machine.install.iterdir()) == entries
+    # What the registration runs is whole: a client starting it still gets its pages.
+    entry = machine.claude.registrations()["kinetis-docs"]
+    assert assert_answers_four_messages([entry["command"], *entry["args"]], machine.env)
 
 
 def test_uninstall_leaves_a_registration_that_runs_another_install_directory(
@@ -356,6 +386,46 @@ def test_the_command_setup_names_last_looks_after_the_install_and_uninstalls_it(
     removed = machine.run("uninstall", env=env, program=Path(program))
 
     assert status.returncode == 0, status.stdout + status.stderr
+    assert removed.returncode == 0, removed.stderr
+    assert "Traceback" not in removed.stderr
+    assert removed.stdout.splitlines()[-2:] == [f"Removed {machine.install}", SESSIONS]
+    assert not machine.install.exists()
+
+
+def test_uninstall_kept_for_a_byte_compile_names_a_command_that_still_runs_and_removes_it(
+    installed_local: Machine,
+) -> None:
+    machine = installed_local
+    environment = (machine.install / "current").resolve()
+    # What a byte-compile holds while it writes into the environment (`built.hold`).
+    compiling = hold(environment, wait=False)
+    assert compiling is not None
+    try:
+        kept = machine.run("uninstall")
+    finally:
+        os.close(compiling)
+
+    assert kept.returncode == 0, kept.stderr
+    named = environment / "bin" / "kinetis-docs"
+    command = f"KINETIS_MCP_DOCS_DIR={machine.install} {named} uninstall"
+    assert kept.stdout.splitlines() == [
+        "Removed Claude Code's kinetis-docs registration",
+        (
+            f"Kept {machine.install}: a byte-compile is still writing into "
+            f"envs/{environment.name}, and current went with the kinetis-docs in it: once the "
+            f"compile has finished (seconds), `{command}` removes the rest"
+        ),
+    ]
+    assert not (machine.install / "current").exists()
+
+    *settings, program, verb = shlex.split(command)
+    env = machine.env | dict(setting.split("=", 1) for setting in settings)
+    # Run from the user's shell, with nothing of this checkout on PATH.
+    env["PATH"] = os.pathsep.join(
+        entry for entry in env["PATH"].split(os.pathsep) if Path(entry) != KINETIS_DOCS.parent
+    )
+    removed = machine.run(verb, env=env, program=Path(program))
+
     assert removed.returncode == 0, removed.stderr
     assert "Traceback" not in removed.stderr
     assert removed.stdout.splitlines()[-2:] == [f"Removed {machine.install}", SESSIONS]

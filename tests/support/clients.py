@@ -19,7 +19,10 @@ output the installer reads back):
   `disabled_tools`, the two timeouts) from the entry a test wrote into the state, as a user
   edits `config.toml` by hand.
 
-A stub can be told to fail one subcommand (`fail={"add": "..."}`), for error paths.
+A stub can be told to fail one subcommand (`fail={"add": "..."}`), for error paths. A stub
+`claude` whose state file cannot be written (made read-only by a mount) prints what it
+changed and exits 0 having written nothing, as Claude Code does with a read-only
+`~/.claude.json`.
 """
 
 from __future__ import annotations

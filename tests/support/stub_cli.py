@@ -135,12 +135,17 @@ class _Claude:
 
     def save(self, scope: str) -> None:
         held = self.scopes[scope]
-        if scope == "user":
-            self.stub.save(self.stub.state, held)
-        elif scope == "local":
-            self.stub.save(self.local_state, self.locals | {self.here: held})
-        elif self.project_file is not None:
-            self.stub.save(self.project_file, {"mcpServers": held})
+        try:
+            if scope == "user":
+                self.stub.save(self.stub.state, held)
+            elif scope == "local":
+                self.stub.save(self.local_state, self.locals | {self.here: held})
+            elif self.project_file is not None:
+                self.stub.save(self.project_file, {"mcpServers": held})
+        except OSError:
+            # Claude Code 2.1 whose `~/.claude.json` cannot be written (a read-only file or
+            # file system) says what it changed, writes nothing, and exits 0.
+            pass
         modified = f"File modified: {os.environ.get('HOME', '')}/.claude.json"
         _say(f"{modified} [project: {self.here}]" if scope == "local" else modified)
 

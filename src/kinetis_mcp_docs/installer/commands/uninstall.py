@@ -7,13 +7,18 @@ In order, each step said on one line:
    user cannot write (so cannot remove), is refused before anything is touched, the
    registration included.
 2. The client's `kinetis-docs` registration is removed — when it runs this install
-   directory, or one that no longer exists. One that runs another install directory, or a
-   command this installer did not write, is left and named.
+   directory, or one that no longer exists — and read back: a client still reporting it
+   (Claude Code exits 0 without writing a read-only `~/.claude.json`) stops uninstall
+   with exit status 1 and the directory kept, so no registration runs a removed install.
+   One that runs another install directory, or a command this installer did not write, is
+   left and named.
 3. The directory is removed only when no other client is still registered to it, under
    the update lock, and only what this installer wrote (`removal.py`). A client whose CLI
    is not on PATH cannot start the server, so it does not keep the directory, but the line
    says it could not be checked and how to remove its entry; a CLI that fails keeps the
-   directory, with exit status 1.
+   directory, with exit status 1. An environment a byte-compile still writes keeps it too,
+   and `current` is gone by then: the line names that environment's own `kinetis-docs`,
+   which finishes the job once the compile has.
 
 Claude Code is asked from the home directory, where a local-scope `kinetis-docs` would hide
 the user-scope one: one there stops uninstall before anything is changed. Sessions started
@@ -32,9 +37,13 @@ from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client, could_n
 from kinetis_mcp_docs.installer.clients.known import CLIENTS, client_named
 from kinetis_mcp_docs.installer.clients.scope import hiding_registration, other_scope
 from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs
+from kinetis_mcp_docs.installer.install_dir.advice import environment_command, kinetis_docs
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
-from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
+from kinetis_mcp_docs.installer.install_dir.ownership import (
+    delete_command,
+    owned_install,
+    resolve_directory,
+)
 from kinetis_mcp_docs.installer.install_dir.removal import leftovers, remove_install
 from kinetis_mcp_docs.installer.install_dir.safety import cannot_write
 from kinetis_mcp_docs.installer.layout import InstallLayout
@@ -81,7 +90,7 @@ def run_uninstall(
     for other in CLIENTS:
         if other is not client and _still_runs(other, root, again, say):
             return
-    _remove(layout, say)
+    _remove(layout, say, client.arguments)
 
 
 def _unregister(client: Client, cli: str, root: Path) -> str:
@@ -117,6 +126,7 @@ def _unregister(client: Client, cli: str, root: Path) -> str:
             raise InstallerError(
                 f"{error.message} {_remove_failed(client, error.message)}"
             ) from error
+        _confirm_removed(client, cli)
         gone = "" if existing.runs_from(root) else f": it ran {other}, which no longer exists"
         return f"Removed {client.label}'s {SERVER_NAME} registration{gone}"
     if other is None:
@@ -144,6 +154,33 @@ def _remove_failed(client: Client, said: str) -> str:
     return (
         f"Nothing was changed; once `{client.remove_hint}` works in this shell, run "
         "uninstall again."
+    )
+
+
+def _confirm_removed(client: Client, cli: str) -> None:
+    """Raise `InstallerError` unless the client no longer reports the user-wide registration.
+
+    Its CLI's exit status is not proof: Claude Code whose `~/.claude.json` cannot be written
+    says it removed the entry and exits 0, having written nothing. Removing the directory
+    then would leave a registration that runs an install which is gone, so the read-back
+    decides, as it does after setup's `mcp add`. Another scope's registration showing once
+    the user-wide one went (a project's `.mcp.json`) is not the one removed.
+    """
+    try:
+        shown = client.registration(cli)
+    except InstallerError as error:
+        raise InstallerError(
+            f"{error.message.rstrip('.')}, after removing it, so uninstall cannot tell whether "
+            f"it is gone and removed nothing else; once `{client.check_hint()}` works in this "
+            "shell, run uninstall again."
+        ) from error
+    if shown is None or other_scope(client, shown) is not None:
+        return
+    raise InstallerError(
+        f"{client.label} still reports its {SERVER_NAME} registration after "
+        f"`{client.remove_hint}` succeeded: it did not write {client.config_file}, where it "
+        "keeps it. Nothing was changed; make that file and its directory writable (fix their "
+        "permissions, or remount them read-write), then run uninstall again."
     )
 
 
@@ -186,8 +223,11 @@ def _still_runs(client: Client, root: Path, again: str, say: Callable[[str], Non
     return True
 
 
-def _remove(layout: InstallLayout, say: Callable[[str], None]) -> None:
-    """Under the lock, and only while the marker still proves it ours: remove the install."""
+def _remove(layout: InstallLayout, say: Callable[[str], None], arguments: list[str]) -> None:
+    """Under the lock, and only while the marker still proves it ours: remove the install.
+
+    `arguments` follow `uninstall` in a command the last line names (`codex`, or none).
+    """
     root = layout.root
     with update_lock(layout.lock, on_wait=lambda: say(f"Waiting for another update of {root}")):
         if owned_install(root, _VERB) is None:
@@ -205,14 +245,41 @@ def _remove(layout: InstallLayout, say: Callable[[str], None]) -> None:
                 "it left those and the directory as they are"
             )
         if compiling:
-            said.append(
-                f"a byte-compile is still writing into {', '.join(compiling)}: run uninstall "
-                "again in a moment"
-            )
+            said.append(_compiling(layout, compiling, arguments, foreign=bool(foreign)))
         say(f"Kept {root}: {'; '.join(said)}")
         return
     say(f"Removed {root}")
     say(
         "Client sessions started before now keep running the removed install until they are "
         "restarted, and may fail to read pages meanwhile: restart them"
+    )
+
+
+def _compiling(
+    layout: InstallLayout, compiling: list[str], arguments: list[str], *, foreign: bool
+) -> str:
+    """What to do about the environments a byte-compile still writes (`compiling`, as
+    `leftovers` names them), said once `current` went, and with it the command that
+    uninstall names everywhere else.
+
+    The held environment is whole (a compile starts once pip has installed it), so its own
+    `kinetis-docs` runs: run later, that uninstall removes the rest only once the compile
+    lets go, which `rm -rf` run too early would not wait for. Only without such a command is
+    the removal by hand named: the directory, or with what is not ours kept, the
+    environments alone.
+    """
+    held = ", ".join(compiling)
+    for entry in compiling:
+        command = environment_command(layout.root, layout.root / entry, "uninstall", *arguments)
+        if command is not None:
+            return (
+                f"a byte-compile is still writing into {held}, and {layout.current.name} went "
+                f"with the kinetis-docs in it: once the compile has finished (seconds), "
+                f"`{command}` removes the rest"
+            )
+    targets = [layout.root / entry for entry in compiling] if foreign else [layout.root]
+    removal = " && ".join(delete_command(target) for target in targets)
+    return (
+        f"a byte-compile is still writing into {held}: once it has finished (seconds), "
+        f"`{removal}` removes {'them' if foreign else 'the rest'}"
     )

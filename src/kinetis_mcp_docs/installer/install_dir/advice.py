@@ -46,14 +46,31 @@ def kinetis_docs(root: Path, *words: str, pages: str | None = None) -> str:
     if pages is not None:
         settings.append(f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(pages)}")
     layout = InstallLayout(root)
-    command = layout.command
-    # A script whose interpreter is gone cannot run: `exists` follows the link.
-    if os.access(command, os.X_OK) and os.path.exists(layout.python(layout.current)):  # noqa: PTH110
-        return " ".join([*settings, shlex.quote(os.fspath(command)), *words])
+    if _runs(layout, layout.current):
+        return " ".join([*settings, shlex.quote(os.fspath(layout.command)), *words])
     if words[:1] == ("setup",):
         # No command of its own to run it with: the README's, in a clone.
         return install_here(root, *words[1:])
     return " ".join([*settings, COMMAND_NAME, *words])
+
+
+def environment_command(root: Path, environment: Path, *words: str) -> str | None:
+    """`kinetis-docs WORDS` run by the environment `environment` of the install in `root`,
+    or None when it has no command that runs: for an install `current` no longer names (an
+    uninstall that removed it, and kept an environment a byte-compile still writes)."""
+    layout = InstallLayout(root)
+    if not _runs(layout, environment):
+        return None
+    settings = [] if _is_default(root) else [_directory_setting(root)]
+    command = environment / "bin" / COMMAND_NAME
+    return " ".join([*settings, shlex.quote(os.fspath(command)), *words])
+
+
+def _runs(layout: InstallLayout, environment: Path) -> bool:
+    """Whether the environment's `kinetis-docs` can run: a script whose interpreter is gone
+    cannot (`exists` follows the link)."""
+    command = environment / "bin" / COMMAND_NAME
+    return os.access(command, os.X_OK) and os.path.exists(layout.python(environment))  # noqa: PTH110
 
 
 def from_checkout(checkout: Path, *arguments: str, pull: bool = False) -> str:
