@@ -645,18 +645,31 @@ def test_an_update_past_its_deadline_is_abandoned_and_the_installed_version_serv
     assert not layout.last_update_check.exists()
 
 
-def test_an_update_timeout_that_is_not_a_number_skips_the_update_and_serves(
+def test_an_update_timeout_that_is_not_a_number_skips_the_update_serves_and_is_recorded(
     old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
 ) -> None:
+    layout = old_install.layout
     old_install.set_last_check(None)
 
-    server = spawns(old_install.layout, wheelhouse_environ | {TIMEOUT_VARIABLE: "soon"})
+    # As a client whose registration sets it passes it: 1.0.1 is on offer meanwhile.
+    server = spawns(layout, wheelhouse_environ | {TIMEOUT_VARIABLE: "soon"})
     _answers(server, "1.0.0")
     _finish(server)
 
-    (line,) = _our_lines(server)
-    assert TIMEOUT_VARIABLE in line
-    assert not old_install.layout.last_update_check.exists()
+    reason = (
+        f"{TIMEOUT_VARIABLE}='soon' is not a positive number of seconds, so no update was "
+        "attempted; give the server a number of seconds, such as 10, or remove the variable"
+    )
+    assert _our_lines(server) == [
+        f"kinetis-docs: could not update ({reason}); starting the installed version 1.0.0."
+    ]
+    # Skipped, not run with the default: nothing was built, no time recorded; the setting
+    # is the failure `status` shows.
+    assert old_install.envs() == [old_install.original.name]
+    assert not layout.last_update_check.exists()
+    failure = read_failure(layout.last_update_failure)
+    assert failure is not None
+    assert failure[1] == f"{reason}."
 
 
 def test_a_due_spawn_asks_a_failing_index_once_whatever_retries_pip_is_configured_with(

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from kinetis_mcp_docs.installer.commands.status import gather_status
+from kinetis_mcp_docs.installer.install_dir.throttle import record_check, record_failure
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from tests.installer.machine import START
 from tests.support.clients import StubClient, install_stub
@@ -172,3 +174,22 @@ def test_with_both_clis_on_path_and_neither_registered_no_client_is_registered(
     assert [problem.problem for problem in status.problems] == [
         f"No client is registered to run {root}"
     ]
+
+
+@pytest.mark.parametrize(("checked", "shown"), [(-3600.0, False), (30 * 86_400.0, True)])
+def test_a_failure_older_than_the_last_check_is_past_unless_that_check_is_in_the_future(
+    tmp_path: Path, bin_dir: Path, checked: float, shown: bool
+) -> None:
+    root = _install(tmp_path)
+    layout = InstallLayout(root)
+    now = time.time()
+    # A failure an hour old: before a check an hour later it was followed by a success;
+    # before a check dated a month ahead (the clock turned back), nothing orders the two.
+    record_failure(layout.last_update_failure, now - 7200, "pip exited with status 1")
+    record_check(layout.last_update_check, now + checked)
+
+    status = gather_status(_environ(root))
+
+    assert (status.install.last_failure == "pip exited with status 1") is shown
+    stuck = [problem for problem in status.problems if "failed" in problem.problem]
+    assert len(stuck) == int(shown)

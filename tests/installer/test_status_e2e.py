@@ -6,14 +6,18 @@ import json
 import os
 import shutil
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
-from kinetis_mcp_docs.installer.install_dir.throttle import record_check
+from kinetis_mcp_docs.installer.install_dir.throttle import (
+    read_failure,
+    read_last_check,
+    record_check,
+)
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.machine import (
@@ -28,6 +32,13 @@ from tests.installer.machine import (
 )
 
 DAY = 86_400
+
+
+def _utc(seconds: float) -> str:
+    """A time as status shows it."""
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+
+
 PROJECT_DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
@@ -352,6 +363,105 @@ def test_status_reports_an_update_failing_more_than_a_day_past_due_naming_update
     assert report["install"]["package_source"] == f"the index {down}"
     # The next client start tries again: the check is due now.
     assert report["install"]["next_update_check"] is None
+
+
+def test_status_reports_a_failed_update_when_the_last_check_is_dated_in_the_future(
+    installed: Machine,
+) -> None:
+    machine = installed
+    layout = InstallLayout(machine.install)
+    # The clock was turned back a month after the last successful check.
+    ahead = time.time() + 30 * DAY
+    record_check(layout.last_update_check, ahead)
+    down = f"http://127.0.0.1:{closed_port()}/simple/"
+    record_source(layout, PackageSource({"PIP_INDEX_URL": down, "PIP_CONFIG_FILE": os.devnull}))
+    machine.env[TIMEOUT_VARIABLE] = "30"  # pip's failure, not the deadline, on a loaded machine
+
+    result = machine.run("status")
+
+    # The page read's start found the update due, tried, failed and served anyway.
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert read_last_check(layout.last_update_check) == ahead
+    failure = read_failure(layout.last_update_failure)
+    assert failure is not None
+    assert failure[0] < ahead
+    lines = result.stdout.splitlines()
+    failed = [line for line in lines if line.startswith("  Last failed update: ")]
+    assert failed == [f"  Last failed update: {_utc(failure[0])}: {failure[1]}"]
+    assert "No matching distribution found for kinetis-mcp-docs<2,>=1.0" in failure[1]
+    assert "  Next update check: due: the next client start checks" in lines
+    assert "  Page read: ok: kinetis-mcp-docs 1.0.1 served kinetis://docs/index" in lines
+    problem = lines.index("1 problem:") + 1
+    assert lines[problem] == (
+        f"  - The last successful update check, at {_utc(ahead)}, is in the future (the clock "
+        "was turned back after it), so how long updates have failed cannot be told: the last "
+        f"client start that tried, at {_utc(failure[0])}, failed: {failure[1].rstrip('.')}"
+    )
+    fix = f"    Fix: `{_own(machine)} update` updates now, with no start-up time limit, or says"
+    assert lines[problem + 1 :] == [f"{fix} what fails"]
+
+
+def test_status_shows_an_update_timeout_a_client_start_refused_as_its_failed_update(
+    installed: Machine,
+) -> None:
+    machine = installed
+    layout = InstallLayout(machine.install)
+    record_check(layout.last_update_check, time.time() - DAY - 3600)
+    # Claude Code passes the shell's environment to the server it starts.
+    machine.env[TIMEOUT_VARIABLE] = "5s"
+
+    code, report = _status_json(machine)
+
+    # The start that read a page for status served, and recorded why it did not update.
+    assert report["clients"][0]["page_read"]["ok"] is True
+    reason = (
+        f"{TIMEOUT_VARIABLE}='5s' is not a positive number of seconds, so no update was "
+        "attempted; give the server a number of seconds, such as 10, or remove the variable."
+    )
+    assert report["install"]["last_failure"] == reason
+    # Each status run's page read is a due start of its own, recording its own failure.
+    (failed,) = [
+        line
+        for line in machine.run("status").stdout.splitlines()
+        if line.startswith("  Last failed update: ")
+    ]
+    assert failed.endswith(f"+00:00: {reason}")
+    # Due for an hour: like any failed update, a problem only once a day past due.
+    assert code == 0
+
+
+def test_status_says_a_codex_registration_with_enabled_false_is_disabled_and_how_to_enable(
+    installed: Machine,
+) -> None:
+    machine = installed
+    argv = machine.registered_argv()
+    recorded = {name: machine.env[name] for name in ("HTTPS_PROXY", "SSL_CERT_FILE")}
+    entry = {"command": argv[0], "args": argv[1:], "env": recorded, "enabled": False}
+    machine.codex.state.write_text(json.dumps({"kinetis-docs": entry}))
+
+    result = machine.run("status")
+    code, report = _status_json(machine)
+
+    assert result.returncode == code == 1
+    lines = result.stdout.splitlines()
+    codex = lines.index(
+        "Codex: kinetis-docs runs this install, with pages from the Kinetis repository"
+    )
+    assert lines[codex + 2] == "  Disabled: its entry says `enabled = false`; Codex starts none"
+    assert report["clients"][1]["disabled"] is True
+    assert report["clients"][0]["disabled"] is False
+    assert report["problems"] == [
+        {
+            "problem": (
+                "Codex has kinetis-docs disabled (`enabled = false` in its entry), so no session "
+                "starts it"
+            ),
+            "fix": (
+                "set `enabled = true` in [mcp_servers.kinetis-docs] of config.toml in CODEX_HOME "
+                "(~/.codex unless set), or delete that line; then run status again"
+            ),
+        }
+    ]
 
 
 def test_status_of_a_source_install_says_how_it_takes_its_checkouts_changes(

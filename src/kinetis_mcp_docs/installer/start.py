@@ -190,14 +190,14 @@ def _update(root: str) -> str:
 
         from kinetis_mcp_docs.installer.layout import InstallLayout  # noqa: PLC0415
         from kinetis_mcp_docs.installer.update import (  # noqa: PLC0415
+            spawn_timeout,
             update_if_due,
-            update_timeout,
         )
 
         layout = InstallLayout(Path(root))
         return update_if_due(
             layout,
-            timeout=update_timeout(os.environ),
+            timeout=spawn_timeout(layout, os.environ),
             on_wait=lambda: _say(f"waiting for another update of {root} to finish."),
             say=_say,
         )

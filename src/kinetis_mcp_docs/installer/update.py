@@ -102,10 +102,27 @@ def update_timeout(environ: Mapping[str, str]) -> float:
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds > 0):
         raise InstallerError(
-            f"{TIMEOUT_VARIABLE}={text!r} is not a positive number of seconds; "
-            "no update was attempted."
+            f"{TIMEOUT_VARIABLE}={text!r} is not a positive number of seconds, so no update "
+            "was attempted; give the server a number of seconds, such as 10, or remove the "
+            "variable."
         )
     return seconds
+
+
+def spawn_timeout(layout: InstallLayout, environ: Mapping[str, str]) -> float:
+    """`update_timeout` for a client start whose update is due; a refused value is that
+    start's failed update, recorded for `status` before `InstallerError` is raised.
+
+    The update is skipped rather than run with the default: the setting says the user
+    wanted another bound, and a failure recorded for a run that then succeeded would be
+    cleared by that success, leaving the typo nowhere to be seen. No lock is taken: the
+    record is one atomic write, and without a valid deadline there is none to wait by.
+    """
+    try:
+        return update_timeout(environ)
+    except InstallerError as error:
+        _record_failure(layout, error)
+        raise
 
 
 def update_if_due(

@@ -18,8 +18,10 @@ shows what the next client start will find.
 Broken is whatever keeps a client from reading pages: nothing installed, a directory that is
 not ours or not safe, no environment, no client registered to run this install, a client
 that reports the server failing, a page read that fails, a registration at another scope
-than user (a local-scope one for the home directory hides ours), and a daily update that has
-failed for more than a day past due (so the install is stuck at its version). Each is a
+than user (a local-scope one for the home directory hides ours), a Codex registration with
+`enabled = false` (no session starts it), and a daily update that has failed for more than a
+day past due (so the install is stuck at its version) — or failed at all while the last
+success is dated in the future, since a clock set back hides how long. Each is a
 `Problem` carrying the command that fixes it — the install's own `kinetis-docs`, with the
 pages directory a registration has; for a source install, its checkout's
 `nox -s setup_from_source`; with nothing installed, the README's command in a clone — and
@@ -157,6 +159,17 @@ def _client_status(
     scoped = other_scope(client, registration)
     if scoped is not None:
         problems.append(Problem(scoped.what, f"{scoped.remove}; then run status again"))
+    # Codex's `enabled = false`: the entry is kept, and no session ever starts it.
+    disabled = registration.settings.get("enabled") is False
+    if disabled:
+        problems.append(
+            Problem(
+                f"{client.label} has {SERVER_NAME} disabled (`enabled = false` in its entry), "
+                "so no session starts it",
+                f"set `enabled = true` in [mcp_servers.{SERVER_NAME}] of {client.config_file}, "
+                "or delete that line; then run status again",
+            )
+        )
     runs_here = registration.runs_from(root)
     other = registration.install_directory
     setup = _setup(client, registration, root, checkout)
@@ -197,6 +210,7 @@ def _client_status(
         pages=registration.pages,
         reported_status=status,
         scope=registration.scope,
+        disabled=disabled,
         transport=registration.transport or None,
         url=registration.url,
         headers=registration.headers,
@@ -318,18 +332,16 @@ def _install_status(
     now = time.time()
     last = read_last_check(layout.last_update_check)
     failure = read_failure(layout.last_update_failure)
-    if failure is not None and last is not None and failure[0] < last:
+    # A last check from the future (the clock was set back after it) orders nothing: a
+    # failure recorded since carries an earlier time, and would otherwise be taken for one
+    # an update has succeeded since.
+    if failure is not None and last is not None and failure[0] < last <= now:
         failure = None  # an update has succeeded since
     due = last is None or is_due(last, now)
-    if failure is not None and last is not None and now - last > OVERDUE_SECONDS:
-        problems.append(
-            Problem(
-                f"The daily update has not succeeded since {_utc(last)}, more than a day past "
-                f"due: the last client start that tried, at {_utc(failure[0])}, failed: "
-                f"{failure[1].rstrip('.')}",
-                _overdue_fix(root, checkout, clients),
-            )
-        )
+    if failure is not None and last is not None:
+        stuck = _stuck(last, now, failure)
+        if stuck is not None:
+            problems.append(Problem(stuck, _overdue_fix(root, checkout, clients)))
     if due or last is None:
         next_check: str | None = None
     else:
@@ -348,6 +360,30 @@ def _install_status(
         package_source=None if source is None else source.describe(),
         source_checkout=None if checkout is None else os.fspath(checkout),
     )
+
+
+def _stuck(last: float, now: float, failure: tuple[float, str]) -> str | None:
+    """Why a recorded failure is a problem, or None while it may be a passing one: the
+    update has failed for more than a day past due, or for as long as the clock hides.
+
+    A last check in the future cannot say how long the updates have failed (the clock was
+    set back after it), so the failure counts at once rather than once the clock has
+    caught up, which may be months: the fix, an update, records the time anew.
+    """
+    tried = f"the last client start that tried, at {_utc(failure[0])}, failed: "
+    reason = failure[1].rstrip(".")
+    if last > now:
+        return (
+            f"The last successful update check, at {_utc(last)}, is in the future (the clock "
+            "was turned back after it), so how long updates have failed cannot be told: "
+            f"{tried}{reason}"
+        )
+    if now - last > OVERDUE_SECONDS:
+        return (
+            f"The daily update has not succeeded since {_utc(last)}, more than a day past "
+            f"due: {tried}{reason}"
+        )
+    return None
 
 
 def _refusal_fix(root: Path, refusal: Refusal) -> str:

@@ -50,6 +50,8 @@ class ClientStatus:
     reported_status: str | None = None
     # Claude Code's scope as it says it; None for Codex, which has none.
     scope: str | None = None
+    # Codex's `enabled = false`: registered, and started by no session.
+    disabled: bool = False
     # stdio, or http / sse / streamable_http with its URL and the names of its headers.
     transport: str | None = None
     url: str | None = None
@@ -182,8 +184,7 @@ def _client_lines(client: ClientStatus) -> list[str]:
         pages = client.pages or "the Kinetis repository"
         lines = [f"{client.client}: {SERVER_NAME} {where}, with pages from {pages}"]
         lines.append(f"  Command: {shlex.join(client.command)}")
-    if client.scope is not None and not client.scope.startswith("User"):
-        lines.append(f"  Scope: {client.scope}")
+    lines.extend(_setting_lines(client))
     if client.recorded_variables:
         lines.append(f"  Recorded variables: {', '.join(client.recorded_variables)}")
     if client.reported_status is not None:
@@ -191,4 +192,14 @@ def _client_lines(client: ClientStatus) -> list[str]:
     if client.page_read is not None:
         verdict = "ok" if client.page_read.ok else "FAILED"
         lines.append(f"  Page read: {verdict}: {client.page_read.detail}")
+    return lines
+
+
+def _setting_lines(client: ClientStatus) -> list[str]:
+    """Where the client keeps the registration, and whether it is switched off there."""
+    lines = []
+    if client.scope is not None and not client.scope.startswith("User"):
+        lines.append(f"  Scope: {client.scope}")
+    if client.disabled:
+        lines.append(f"  Disabled: its entry says `enabled = false`; {client.client} starts none")
     return lines
