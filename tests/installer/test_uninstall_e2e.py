@@ -6,7 +6,9 @@ import json
 import os
 import shlex
 import shutil
+import threading
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -21,6 +23,7 @@ from tests.installer.machine import (
     Machine,
     add_http_registration,
     assert_answers_four_messages,
+    environments,
     machine_at,
     read_only_or_skip,
 )
@@ -500,3 +503,67 @@ def test_the_registered_command_of_a_half_removed_environment_exits_1_with_one_l
     assert line.startswith(f"kinetis-docs: {environment} is missing files (")
     assert f"No module named '{name}'" in line
     assert line.endswith("Run setup again to repair the install, or uninstall it; exiting.")
+
+
+def _lines_until(stream: IO[str], wanted: str) -> list[str]:
+    """The lines `stream` gives until one starting with `wanted`, or its end."""
+    lines: list[str] = []
+    for line in stream:
+        lines.append(line.rstrip("\n"))
+        if line.startswith(wanted):
+            break
+    return lines
+
+
+def test_an_uninstall_racing_a_setup_never_leaves_a_registration_to_a_removed_install(
+    local_machine: Machine,
+) -> None:
+    # Setup once let go of the lock before it registered: an uninstall meanwhile removed
+    # the install, and setup then registered the command it had removed.
+    machine = local_machine
+    gate = machine.claude.state.with_name("add.gate")
+    os.mkfifo(gate)
+    opened: list[int] = []
+    opener = threading.Thread(target=lambda: opened.append(os.open(gate, os.O_WRONLY)))
+    with machine.started("setup") as setup:
+        opener.start()
+        opener.join(WAIT)  # until setup's `claude mcp add` is held at the gate
+        assert opened, "setup never reached `claude mcp add`"
+        with machine.started("uninstall") as uninstall:
+            assert uninstall.stdout is not None
+            said = _lines_until(uninstall.stdout, "Waiting for another update of")
+            os.close(opened[0])  # `claude mcp add` goes on
+            out, err = uninstall.communicate(timeout=WAIT)
+        _, setup_err = setup.communicate(timeout=WAIT)
+    assert said[-1] == f"Waiting for another update of {machine.install}", (said, out, err)
+    assert setup.returncode == 0, setup_err
+    assert uninstall.returncode == 0, err
+    assert (said + out.splitlines())[-1].startswith(
+        f"Kept {machine.install}: Claude Code still runs it; "
+    )
+    (entry,) = machine.claude.registrations().values()
+    assert entry["command"] == machine.registered_argv()[0]
+    assert assert_answers_four_messages([entry["command"], *entry["args"]], machine.env)
+
+
+def test_a_setup_that_waited_behind_an_uninstall_says_the_install_went(
+    installed_local: Machine,
+) -> None:
+    # An uninstall holding the lock had removed the marker (it goes with the lock, last):
+    # setup once installed into the directory after it as if it were still ours.
+    machine = installed_local
+    serving = machine.current()
+    with update_lock(machine.install / ".update.lock"), machine.started("setup") as setup:
+        assert setup.stdout is not None
+        said = _lines_until(setup.stdout, "Waiting for another update of")
+        (machine.install / ".kinetis-mcp-docs").unlink()
+    out, err = setup.communicate(timeout=WAIT)
+    assert said[-1] == f"Waiting for another update of {machine.install}", (said, out, err)
+    assert setup.returncode == 1
+    assert err.strip().endswith(
+        f"{machine.install} was removed while setup waited for another update of it (an "
+        "uninstall ran meanwhile); nothing was installed. Run setup again to install."
+    ), err
+    assert machine.current() == serving
+    assert environments(machine.install) == [serving]
+    assert not (machine.install / ".kinetis-mcp-docs").exists()

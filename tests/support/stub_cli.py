@@ -172,6 +172,11 @@ class _Claude:
         return 0
 
     def add(self, rest: list[str]) -> int:
+        gate = self.stub.state.with_name("add.gate")
+        if gate.exists():
+            # A test holds `mcp add` here, a FIFO's reader, until it closes its end.
+            with gate.open("rb") as held:
+                held.read()
         valued = {"--scope", "-s", "--transport", "-t", "--header", "-H", "--env", "-e"}
         options, words = _options(rest, valued)
         scope = _first(options, "--scope", "-s", default="local")

@@ -6,8 +6,10 @@ the directory is proven ours (and safe: `safety.install_problem`). The install t
 the same build-check-switch path as the daily update (`envs/candidate.py`), under the same
 lock, and writes the timestamp only when it succeeded — so the verification spawn, inside
 the update window, neither takes the lock nor checks for an update. The verification and
-the registration run inside the candidate's block, with the lock released: the new
-environment's byte-compile runs beside them, and setup returns once it has finished.
+the registration run inside the candidate's block, the lock still held (so that an
+uninstall, which removes the directory under it, either sees the registration or comes
+first): the new environment's byte-compile runs beside them, and setup returns once it has
+finished, the lock released before it waits.
 
 `KINETIS_MCP_DOCS_PAGES=DIR` makes the registered command serve its pages from `DIR`
 (`--docs-dir`, absolute), and the verification reads its page from there: setup then needs
@@ -146,6 +148,8 @@ def run_setup(
         if isinstance(error, KeyboardInterrupt):
             stopped = interruption(error)
             raise InstallerError(f"{stopped}. {left}", interrupted_exit_code(error)) from None
+        if isinstance(error, InstallGone):
+            raise  # what was found is gone: nothing is left as it was
         if isinstance(error, InstallerError):
             raise InstallerError(f"{_what_failed(error, pages)} {left}", error.exit_code) from error
         raise
@@ -305,6 +309,10 @@ def _left_installed(claim: Claim, *, switched: bool) -> str:
     return f"The install in {claim.root} is as it was, and no registration was changed."
 
 
+class InstallGone(InstallerError):
+    """The install directory was removed (by an uninstall) while setup waited for its lock."""
+
+
 def check_python() -> None:
     """That this Python can create an isolated environment and install into it."""
     if importlib.util.find_spec("venv") is None:
@@ -336,8 +344,8 @@ def installing(
     environ: Mapping[str, str],
 ) -> Iterator[str]:
     """Under the lock: write the requirement, build, check, switch, record the time and
-    where the packages came from; then run the block, the lock released, with the new
-    environment serving. Yields the installed version.
+    where the packages came from; then run the block (verify, register) with the new
+    environment serving, and release the lock. Yields the installed version.
 
     pip runs in `environ`, whose pip variables are recorded as the install's package source
     (`package_source.py`), for every later update to look where this install did. The
@@ -351,6 +359,13 @@ def installing(
                 layout.lock, on_wait=lambda: say(f"Waiting for another update of {layout.root}")
             )
         )
+        if not layout.marker.exists():
+            # An uninstall that held the lock meanwhile removed the directory, the marker
+            # this setup claimed it with included.
+            raise InstallGone(
+                f"{layout.root} was removed while setup waited for another update of it (an "
+                "uninstall ran meanwhile); nothing was installed. Run setup again to install."
+            )
         write_requirements(layout)
         with candidate(
             layout,
@@ -363,10 +378,15 @@ def installing(
             new.switch()
             record_success(layout, time.time())
             record_source(layout, PackageSource.of(environ))
-            # Verified as a client's start will find it, with no lock held: one started
-            # meanwhile is not kept waiting, and the new environment is already current.
-            locked.close()
-            yield version
+            # Verified and registered under the lock, so that an uninstall, which removes
+            # the directory under it, either sees the registration or removes the install
+            # before it is made (a setup waiting behind it then finds the marker gone). A
+            # client start meanwhile takes no lock: the time just recorded makes no update
+            # due. Released before the compile is waited for.
+            try:
+                yield version
+            finally:
+                locked.close()
 
 
 def write_requirements(layout: InstallLayout) -> None:

@@ -12,8 +12,9 @@ In order, each step said on one line:
    with exit status 1 and the directory kept, so no registration runs a removed install.
    One that runs another install directory, or a command this installer did not write, is
    left and named.
-3. The directory is removed only when no other client is still registered to it, under
-   the update lock, and only what this installer wrote (`removal.py`). A client whose CLI
+3. The directory is removed only when no client is still registered to it, asked under the
+   update lock (which setup holds until it has registered), and only what this installer
+   wrote (`removal.py`). A client whose CLI
    is not on PATH cannot start the server, so it does not keep the directory, but the line
    says it could not be checked and how to remove its entry; a CLI that fails keeps the
    directory, with exit status 1. An environment a byte-compile still writes keeps it too,
@@ -86,10 +87,6 @@ def run_uninstall(
     if layout is None:
         say(f"Nothing is installed in {root}")
         return
-    again = kinetis_docs(root, "uninstall", *client.arguments)
-    for other in CLIENTS:
-        if other is not client and _still_runs(other, root, again, say):
-            return
     _remove(layout, say, client.arguments)
 
 
@@ -229,10 +226,17 @@ def _remove(layout: InstallLayout, say: Callable[[str], None], arguments: list[s
     `arguments` follow `uninstall` in a command the last line names (`codex`, or none).
     """
     root = layout.root
+    again = kinetis_docs(root, "uninstall", *arguments)
     with update_lock(layout.lock, on_wait=lambda: say(f"Waiting for another update of {root}")):
         if owned_install(root, _VERB) is None:
             say(f"Nothing is installed in {root}")
             return
+        # Every client is asked under the lock, the one just unregistered too: a setup
+        # holds the lock until it has registered, so one that registered while this
+        # uninstall unregistered is seen here, and one that has not yet never will.
+        for client in CLIENTS:
+            if _still_runs(client, root, again, say):
+                return
         left = remove_install(layout)
     if left:
         foreign, compiling = leftovers(layout, left)
