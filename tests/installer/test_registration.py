@@ -563,9 +563,11 @@ def test_codex_setup_says_after_the_registration_line_which_hand_added_settings_
     assert said == ["Registering kinetis-docs with Codex"]
 
 
-def test_a_codex_entry_turned_off_by_hand_is_named_as_dropped_and_an_http_ones_timeouts_too(
-    stubs_on_path: Path,
+def test_a_codex_entry_turned_off_by_hand_is_turned_on_again_and_an_http_ones_timeouts_dropped(
+    stubs_on_path: Path, tmp_path: Path
 ) -> None:
+    # `enabled = false` was once among the settings to add back: added back, it kept the
+    # server setup had just registered from ever starting, which `status` reports.
     codex = stub("codex", stubs_on_path)
     cli = os.fspath(codex.path)
     codex.state.write_text(
@@ -573,7 +575,20 @@ def test_a_codex_entry_turned_off_by_hand_is_named_as_dropped_and_an_http_ones_t
     )
     shown = CODEX.registration(cli)
     assert shown is not None
-    assert CODEX.dropped_settings(shown) == ["enabled = false"]
+    assert CODEX.dropped_settings(shown) == []
+    said: list[str] = []
+    argv = InstallLayout(tmp_path).start_argv(None)
+    register_replacing(CODEX, cli, argv, {}, existing=shown, root=tmp_path, say=said.append)
+    assert said[0] == "Registering kinetis-docs with Codex"
+    assert said[2:] == [
+        (
+            "Codex's kinetis-docs was turned off by hand (`enabled = false`); registering it "
+            "again turns it on"
+        )
+    ]
+    registered = CODEX.registration(cli)
+    assert registered is not None
+    assert "enabled" not in registered.settings
 
     codex.state.write_text(
         json.dumps(

@@ -138,7 +138,13 @@ class Codex(Client):
         runs in, every run. A variable whose name suggests a credential is named without its
         value.
         """
-        dropped = [f"{key} = {_toml(value)}" for key, value in existing.settings.items()]
+        # `enabled` is not one to add back: setup registers the server to run, and one
+        # turned off is a problem `status` reports (setup says it turns it on again).
+        dropped = [
+            f"{key} = {_toml(value)}"
+            for key, value in existing.settings.items()
+            if key != "enabled"
+        ]
         for name, value in sorted(existing.env.items()):
             if name in CODEX_PASSED_VARIABLES:
                 continue

@@ -186,8 +186,15 @@ def register_replacing(
     and what of it is dropped, before the client is asked: a failure after the removal
     would leave nothing to read it from."""
     say(f"Registering {SERVER_NAME} with {client.label}")
+    turned_on = None
+    if existing is not None and existing.settings.get("enabled") is False:
+        turned_on = (
+            f"{client.label}'s {SERVER_NAME} was turned off by hand (`enabled = false`); "
+            "registering it again turns it on"
+        )
     for notice in (
         replacement_notice(client, existing, root),
+        turned_on,
         dropped_settings_notice(client, existing),
     ):
         if notice is not None:
