@@ -41,7 +41,7 @@ This subclass adds, per `bounds`:
   served while they are shed, and the descriptors never run out. Only connections are
   tracked, never requests, so the bound adds nothing to a request's cost. A refused
   connection counts while it lingers, and is shed first; of those refused `503`, which
-  never counted, only `refusal_room` linger at once (see `_refuse_for_room`).
+  never counted, only `refusal_room` linger at once (see `ConnectionTable.refuse_for_room`).
 
 One more thing than bounds: a response's head and its body go out in one write (one
 system call, one TCP segment), where uvicorn writes each as it comes; see `_OneWrite`.
@@ -84,7 +84,6 @@ from .connections import (
     MIN_BODY_PIECE_BYTES,
     MIN_PIECE_BYTES,
     TIMED_OUT,
-    TOO_MANY,
     connection_bounds,
     framing_too_large,
     head_bytes,
@@ -248,7 +247,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         table = self._table
         if len(table.connections) >= table.bound and not table.make_room():
-            self._refuse_for_room()
+            self._refused_for_room = table.refuse_for_room(self.transport, self._refuse)
             return
         table.connections[self] = None
         # uvicorn arms its keep-alive timer only after a response: a new connection that
@@ -276,19 +275,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self._refused_for_room:
             self._table.refusing -= 1
         super().connection_lost(exc)
-
-    def _refuse_for_room(self) -> None:
-        """Refuse a new connection for want of room (`503`): lingering as after any refusal
-        while few others do, else closed at once, since each one lingering holds a
-        descriptor the bound does not count."""
-        table = self._table
-        if table.refusing < table.refusal_room:
-            table.refusing += 1
-            self._refused_for_room = True
-            self._refuse(TOO_MANY)
-        else:
-            self.transport.write(TOO_MANY)
-            self.transport.close()
 
     # Reading
 

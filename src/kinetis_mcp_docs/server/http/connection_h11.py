@@ -32,7 +32,6 @@ from .connections import (
     MIN_BODY_PIECE_BYTES,
     MIN_PIECE_BYTES,
     TIMED_OUT,
-    TOO_MANY,
     connection_bounds,
     framing_too_large,
     head_bytes,
@@ -130,7 +129,7 @@ class BoundedH11Protocol(H11Protocol):
         super().connection_made(transport)
         table = self._table
         if len(table.connections) >= table.bound and not table.make_room():
-            self._refuse_for_room()
+            self._refused_for_room = table.refuse_for_room(self.transport, self._refuse)
             return
         table.connections[self] = None
         self.timeout_keep_alive_task = self.loop.call_later(
@@ -152,17 +151,6 @@ class BoundedH11Protocol(H11Protocol):
         if self._refused_for_room:
             self._table.refusing -= 1
         super().connection_lost(exc)
-
-    def _refuse_for_room(self) -> None:
-        """Refuse a new connection for want of room, as `connection` does."""
-        table = self._table
-        if table.refusing < table.refusal_room:
-            table.refusing += 1
-            self._refused_for_room = True
-            self._refuse(TOO_MANY)
-        else:
-            self.transport.write(TOO_MANY)
-            self.transport.close()
 
     # Reading
 

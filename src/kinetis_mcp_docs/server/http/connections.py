@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from .bounds import MAX_HEAD_BYTES, ConnectionBounds
@@ -110,6 +110,21 @@ class ConnectionTable:
         # they hold descriptors too, so only so many linger, and the rest are closed at once.
         self.refusal_room = bound // 16 + 1
         self.refusing = 0
+
+    def refuse_for_room(
+        self, transport: asyncio.Transport, refuse: Callable[[bytes], None]
+    ) -> bool:
+        """Refuse a new connection for want of room (`503`): with `refuse`, which lingers,
+        while few others refused so do, else closed as soon as the answer is written, since
+        each one lingering holds a descriptor the bound does not count. Whether it lingers,
+        counted in `refusing` until it closes."""
+        if self.refusing < self.refusal_room:
+            self.refusing += 1
+            refuse(TOO_MANY)
+            return True
+        transport.write(TOO_MANY)
+        transport.close()
+        return False
 
     def lingering(self, connection: Bounded) -> None:
         """`connection` was refused and lingers until it closes: it still holds a descriptor
