@@ -235,6 +235,39 @@ def test_a_body_begun_in_the_read_that_ends_the_one_before_it_is_measured_on_its
 
 
 @PROTOCOLS
+def test_the_data_of_the_read_that_ends_the_head_earns_no_framing(protocol: Bounded) -> None:
+    # That read's data once counted toward the allowance while its bytes did not: a first
+    # chunk of 200 KB let 100 KB of trailer field through.
+    head = request_head("Transfer-Encoding: chunked")
+    first = head + b"%x\r\n%s\r\n0\r\nX-Pad: " % (200_000, b" " * 200_000)
+    answer = _answer_to_reads(protocol, [first, *[b"a" * 16384] * 7, b"\r\n\r\n"])
+    assert status_of(answer) == 413, answer[:200]
+
+
+@PROTOCOLS
+def test_a_request_pipelined_behind_a_body_answered_early_is_measured_on_its_own(
+    protocol: Bounded,
+) -> None:
+    # Under h11 the framing bound once measured the rest of the first body against the
+    # second's data, and refused the second 413.
+    first_body = b" " * 100_000
+    second_body = b" " * 1000 + PING
+    second = request_head(length=len(second_body)) + second_body
+
+    async def run() -> bytes:
+        async with _connected(protocol, _refuse_at_once) as connection:
+            bounded = connection.protocol
+            bounded.data_received(request_head(length=len(first_body)) + first_body[:1000])
+            await connection.read_until(lambda written: written.count(b"no") == 1)
+            bounded.data_received(first_body[1000:] + second[:-500])
+            bounded.data_received(second[-500:])
+            return await connection.read_until(lambda written: written.count(b"no") == 2)
+
+    answers = _run(run())
+    assert answers.count(b"405 Method Not Allowed") == 2, answers[:600]
+
+
+@PROTOCOLS
 def test_trailer_fields_never_reach_the_application_as_headers(protocol: Bounded) -> None:
     # A proxy in front sets or strips headers in the head; a trailer field once came back
     # among them, after the application had read them.

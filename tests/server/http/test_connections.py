@@ -593,6 +593,30 @@ def test_a_connection_answered_before_its_body_ended_is_closed_idle_after_it_end
 
 
 @PROTOCOLS
+def test_a_request_pipelined_behind_one_being_answered_is_held_to_the_body_timeout(
+    tmp_path: Path, protocol: str
+) -> None:
+    # h11 reads such a request only once the one before is answered, where no deadline
+    # was armed: a body never finished held the connection for ever.
+    settings = {
+        "KINETIS_DOCS_PAGES_DIR": str(tmp_path),
+        "KINETIS_DOCS_RATE_LIMIT": "1000000",
+        "KINETIS_DOCS_BODY_TIMEOUT": "1",
+        "KINETIS_DOCS_IDLE_TIMEOUT": "600",
+    }
+    server = _plain_uvicorn(protocol, settings)
+    try:
+        with _connect(server) as connection:
+            first = request_head(length=len(PING)) + PING
+            connection.sendall(first + request_head(length=len(PING) + 1000) + b" " * 10)
+            answer = answer_until_closed(connection)
+    finally:
+        server.stop()
+    assert status_of(answer) == 200, answer[:300]
+    assert answer.endswith(b'{"error":"Request timeout"}'), answer[-300:]
+
+
+@PROTOCOLS
 def test_plain_uvicorn_given_a_protocol_of_the_route_holds_the_same_bounds(
     tmp_path: Path, protocol: str
 ) -> None:

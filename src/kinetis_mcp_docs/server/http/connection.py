@@ -230,6 +230,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         # their bytes; the answer a parser callback stopped the parser to send.
         self._pieces = 0
         self._decoded = 0
+        # The body's data the parser had handed over when the body's reads began to be
+        # counted (`_body_bytes`): the read that ended the head is counted in neither.
+        self._data_before = 0
         self._refusal: bytes | None = None
         # Whether the next head the parser completes was measured whole before it was fed;
         # a refusal that waits for an earlier request's answer.
@@ -321,7 +324,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self._phase == _BODY:
             if cycle is not earlier:
                 self._fed_in_part(data)  # the body ended, and the next request's body began
-            elif framing_too_large(self._body_bytes, self._decoded):
+            elif framing_too_large(self._body_bytes, self._decoded - self._data_before):
                 # Measured once parsed: a read may begin a chunk whose data it also holds.
                 self._refuse_body(BODY_TOO_LARGE)
         elif self._phase == _HEAD:
@@ -418,6 +421,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             return
         if self._phase == _BODY:
             self._reads = self._body_bytes = 0
+            self._data_before = self._decoded
             self._deadline = self.loop.call_later(self._bounds.body_timeout, self._body_timed_out)
         elif self.scope is not None:
             # The rest of the head is kept until it is whole, as any head is, its blank

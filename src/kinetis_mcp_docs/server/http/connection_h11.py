@@ -65,6 +65,7 @@ class _CountedConnection(h11.Connection):
         super().__init__(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
         self.pieces = 0
         self.decoded = 0
+        self.requests = 0  # heads read: a request's number
         self.refusal: bytes | None = None
 
     def next_event(self) -> Any:
@@ -84,6 +85,7 @@ class _CountedConnection(h11.Connection):
                 self.refusal = BODY_IN_CRUMBS
                 raise h11.RemoteProtocolError("Request body sent in too many pieces")
         elif type(event) is h11.Request:
+            self.requests += 1
             self.pieces = self.decoded = 0
             if head_bytes(event.target, event.headers) > MAX_HEAD_BYTES:
                 self.refusal = HEAD_TOO_LARGE
@@ -115,6 +117,9 @@ class BoundedH11Protocol(H11Protocol):
         self._bytes = 0
         self._lingering = False
         self._unread: int | None = None  # what is still read of a body answered early
+        # The request the deadline is for, and its data when its reads began to be counted.
+        self._request = 0
+        self._data_before = 0
         self._refused_for_room = False  # counted in the table's `refusing` until it closes
 
     def _unsupported_upgrade_warning(self) -> None:
@@ -158,18 +163,23 @@ class BoundedH11Protocol(H11Protocol):
         if not self._admitted(data):
             return
         super().data_received(data)
-        if self.transport.is_closing():
-            return
+        if not self.transport.is_closing():
+            self._follow(len(data))
+
+    def _follow(self, read: int) -> None:
+        """Arm the deadline for where the connection is, after a read of `read` bytes was
+        parsed, or a pipelined request begun from what an earlier read left."""
         state = self.conn.their_state
+        counted = self._counted
         if state is h11.SEND_BODY:
-            if self._kind != _BODY:
-                self._arm(_BODY)
-            elif framing_too_large(self._bytes, self._counted.decoded):
+            if self._kind != _BODY or self._request != counted.requests:
+                self._arm(_BODY)  # a new body: one pipelined may follow an earlier one's end
+            elif framing_too_large(self._bytes, counted.decoded - self._data_before):
                 self._refuse_body(BODY_TOO_LARGE)
         elif state is h11.IDLE and self.conn.trailing_data[0]:
             if self._kind != _HEAD:
                 self._arm(_HEAD)
-                self._bytes = len(data)
+                self._bytes = read
         else:
             if self._kind != _NONE:
                 self._arm(_NONE)
@@ -222,6 +232,8 @@ class BoundedH11Protocol(H11Protocol):
         self._kind = kind
         self._reads = self._bytes = 0
         self._unread = None
+        self._request = self._counted.requests
+        self._data_before = self._counted.decoded
         if kind == _HEAD:
             self._reads = 1
             self._deadline = self.loop.call_later(self._bounds.header_timeout, self._timed_out)
@@ -238,8 +250,15 @@ class BoundedH11Protocol(H11Protocol):
             self._refuse(TIMED_OUT)
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if self.conn.their_state is h11.SEND_BODY:
+        request = self._counted.requests
+        super().on_response_complete()  # which reads a pipelined request h11 held back
+        if self.transport.is_closing():
+            return
+        if self._counted.requests != request:
+            # Read here, not in `data_received`: its deadline is armed here, or it had none
+            # (a body never finished held the connection for ever).
+            self._follow(len(self.conn.trailing_data[0]))
+        elif self.conn.their_state is h11.SEND_BODY:
             # Answered before the body was all in: only so much more of it is read.
             self._unread = LINGER_BYTES
 
