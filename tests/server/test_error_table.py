@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import subprocess
 import sys
 
@@ -17,13 +19,14 @@ from kinetis_mcp_docs.server.exceptions import (
     RejectedUrl,
     UnknownResource,
 )
-from kinetis_mcp_docs.server.protocol.dispatch import Method, MethodTable
+from kinetis_mcp_docs.server.protocol.dispatch import Dispatcher, ErrorTable, Method, MethodTable
 from kinetis_mcp_docs.server.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     RESOURCE_NOT_FOUND,
     RpcError,
 )
+from kinetis_mcp_docs.server.protocol.framing import FrameWriter
 
 
 def _error_classes(base: type[Exception]) -> set[type[Exception]]:
@@ -144,3 +147,28 @@ def test_the_table_keeps_its_first_module_path_for_embedding_hosts() -> None:
     from kinetis_mcp_docs.server import errors, methods  # noqa: PLC0415
 
     assert methods.ERRORS is errors.ERRORS
+
+
+def test_a_request_whose_error_cannot_be_made_is_still_answered_internal_error() -> None:
+    # Reporting an unreadable page once made a class; in a process at its address-space
+    # limit that raised MemoryError on the worker thread, and the request went unanswered.
+    def unreportable(error: Exception) -> RpcError:
+        raise MemoryError
+
+    def unreadable(params: dict[str, object]) -> object:
+        raise PageUnavailable("kinetis://docs/index", "https://example.test/index.md", "gone")
+
+    table = MethodTable({"read": Method(unreadable)}, ErrorTable({Exception: unreportable}))
+    ours, theirs = os.pipe()
+    try:
+        dispatcher = Dispatcher(table, FrameWriter(theirs), on_fatal=pytest.fail)
+        dispatcher.receive(b'{"jsonrpc":"2.0","id":7,"method":"read"}')
+        answer = json.loads(os.read(ours, 65536))
+    finally:
+        os.close(ours)
+        os.close(theirs)
+    assert answer == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": INTERNAL_ERROR, "message": "Internal error"},
+    }

@@ -52,14 +52,18 @@ def to_stderr() -> None:
     """
     import logging  # noqa: PLC0415 - see the module's docstring
 
-    class OneLine(logging.Formatter):  # here, since `logging` is imported only here
-        def format(self, record: logging.LogRecord) -> str:
-            return stderr_line(super().format(record))
-
     reasons = logger()
     with _configuring:
+        # Looked at before anything is made: every unreadable page calls this, and a call
+        # that made its formatter class first failed with MemoryError in a process at its
+        # address-space limit, and its request went unanswered.
         if any(handler.get_name() == _STDERR_HANDLER for handler in reasons.handlers):
             return
+
+        class OneLine(logging.Formatter):  # here, since `logging` is imported only here
+            def format(self, record: logging.LogRecord) -> str:
+                return stderr_line(super().format(record))
+
         handler = logging.StreamHandler(sys.stderr)
         handler.set_name(_STDERR_HANDLER)
         handler.setFormatter(OneLine("%(message)s"))

@@ -178,6 +178,8 @@ class Dispatcher:
             answer = result_message(request.id, self._table.run(method, params))
         except RpcError as error:
             answer = error_message(request.id, error)
+        except Exception:  # noqa: BLE001 - making the answer failed (out of memory): still one
+            answer = error_message(request.id, RpcError(INTERNAL_ERROR, "Internal error"))
         self._send(answer)
 
     def _send(self, payload: bytes) -> None:
