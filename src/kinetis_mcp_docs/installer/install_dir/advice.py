@@ -40,30 +40,35 @@ def kinetis_docs(root: Path, *words: str, pages: str | None = None) -> str:
     its pages directory). Without one, a setup is the README's from a clone
     (`install_here`, which serves the clone's docs/), anything else plain `kinetis-docs`.
     """
-    settings = []
-    if not _is_default(root):
-        settings.append(_directory_setting(root))
-    if pages is not None:
-        settings.append(f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(pages)}")
-    layout = InstallLayout(root)
-    if _runs(layout, layout.current):
-        return " ".join([*settings, shlex.quote(os.fspath(layout.command)), *words])
+    own = environment_command(root, InstallLayout(root).current, *words, pages=pages)
+    if own is not None:
+        return own
     if words[:1] == ("setup",):
         # No command of its own to run it with: the README's, in a clone.
         return install_here(root, *words[1:])
-    return " ".join([*settings, COMMAND_NAME, *words])
+    return " ".join([*_settings(root, pages), COMMAND_NAME, *words])
 
 
-def environment_command(root: Path, environment: Path, *words: str) -> str | None:
-    """`kinetis-docs WORDS` run by the environment `environment` of the install in `root`,
-    or None when it has no command that runs: for an install `current` no longer names (an
-    uninstall that removed it, and kept an environment a byte-compile still writes)."""
-    layout = InstallLayout(root)
-    if not _runs(layout, environment):
+def environment_command(
+    root: Path, environment: Path, *words: str, pages: str | None = None
+) -> str | None:
+    """`kinetis-docs WORDS` run by the environment `environment` of the install in `root`
+    (its settings as `kinetis_docs` gives them), or None when it has no command that runs:
+    `current`'s, or one `current` no longer names (an uninstall that removed it, and kept
+    an environment a byte-compile still writes)."""
+    if not _runs(InstallLayout(root), environment):
         return None
-    settings = [] if _is_default(root) else [_directory_setting(root)]
     command = environment / "bin" / COMMAND_NAME
-    return " ".join([*settings, shlex.quote(os.fspath(command)), *words])
+    return " ".join([*_settings(root, pages), shlex.quote(os.fspath(command)), *words])
+
+
+def _settings(root: Path, pages: str | None) -> list[str]:
+    """The variables a command for `root` is run with: the directory unless it is the
+    default, and the pages directory when one is given."""
+    settings = [] if _is_default(root) else [_directory_setting(root)]
+    if pages is not None:
+        settings.append(f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(pages)}")
+    return settings
 
 
 def _runs(layout: InstallLayout, environment: Path) -> bool:

@@ -26,9 +26,9 @@ This subclass adds, per `bounds`:
   rather than added to the request's headers (see `on_header`).
 - **A body the answer did not wait for.** An application may answer before a request's
   body is all in (`401`, `413`, `415`, `429`, `405`, `501`, `-32022`): the connection then
-  reads at most `LINGER_BYTES` more of it, and closes if the body has not ended by then, rather than
-  parsing whatever the client sends for as long as the body timeout allows (a client
-  streaming one-byte chunks made that a worker's whole core for 30 s). A body that does
+  reads at most `LINGER_BYTES` more of it, and closes if the body has not ended by then,
+  rather than parsing whatever the client sends for as long as the body timeout allows (a
+  client streaming one-byte chunks made that a worker's whole core for 30 s). A body that does
   end within it leaves the connection open for the client's next request.
 - **Timeouts.** Idle (waiting for a request's first byte, on a new connection too: uvicorn
   arms its keep-alive timer only after a response), header (from the first byte to the
