@@ -1,11 +1,12 @@
 """What a `search_docs` query costs, and a search for the costliest one the tool admits.
 
 `worst_query` does not trust a list of shapes: it draws queries at random from a grammar of
-token shapes (punctuation pairs, letters around a mark, common and rare words, pieces of
-words, a word glued to another, long runs of one letter, and one long token filling the
-1,000 characters), keeps the costliest, and mutates it (swapping one token for another
-drawn shape) while that makes it costlier: a hill climb on CPU time. What it finds is the
-figure; the query is kept in the results.
+token shapes (punctuation pairs, letters around a mark, the commonest words, with a mark
+ending a clause or not, common and rare words, pieces of words, a word glued to another,
+long runs of one letter, and one long token filling the 1,000 characters), each query from
+a random mix of one to three shapes, keeps the costliest, and mutates it (swapping one
+token for another drawn shape) while that makes it costlier: a hill climb on CPU time. What
+it finds is the figure; the query is kept in the results.
 
     python -m benchmarks.search_cost TREE [--ranking relevance] [--pages N]
 
@@ -32,6 +33,9 @@ MAX_TOKENS = 32
 def _shapes(words: list[str], rng: random.Random) -> list[Callable[[], str]]:
     common, rare = words[:200], words[len(words) // 2 :]
     return [
+        # Nearly every page holds these: runs of them are phrases whose pages are all pages.
+        lambda: rng.choice(words[:20]),
+        lambda: rng.choice(words[:20]) + rng.choice(".:"),
         lambda: rng.choice(MARKS) + rng.choice(MARKS),
         lambda: rng.choice(common)[:2] + rng.choice(MARKS) + rng.choice(common)[:2],
         lambda: rng.choice(common),
@@ -61,10 +65,18 @@ def worst_query(
     shapes = _shapes(words, rng)
 
     def draw() -> list[str]:
+        # Each draw mixes a few shapes, so that queries made mostly of one shape (a sentence
+        # of the commonest words) are drawn too; a mix that runs out of new tokens is
+        # topped up from every shape.
+        mix = rng.sample(shapes, rng.randint(1, 3))
         tokens: list[str] = []
+        seen: set[str] = set()
+        tries = 0
         while len(tokens) < MAX_TOKENS - 1:
-            token = rng.choice(shapes)()
-            if token.lower() not in {t.lower() for t in tokens}:
+            tries += 1
+            token = rng.choice(mix if tries < 20 * MAX_TOKENS else shapes)()
+            if token.lower() not in seen:
+                seen.add(token.lower())
                 tokens.append(token)
         return tokens
 

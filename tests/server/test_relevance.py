@@ -127,6 +127,22 @@ def test_of_two_pages_quoting_an_error_the_one_quoting_it_word_for_word_comes_fi
     assert _urls(_relevance(pages), "Composable context lost")[0] == "/b/reference"
 
 
+def test_a_page_quoting_a_clause_of_the_message_outranks_one_quoting_it_loosely_twice() -> None:
+    # The loose quote's page says it twice, and its URL comes first in order.
+    pages = {
+        "/a/lifecycle": "# Lifecycle\n\nIf you see `Composable context is lost`, the "
+        "composable ran outside setup. A video explains `Composable context is lost` and how "
+        "to avoid it.\n",
+        "/b/reference": "# Reference\n\nYou see `Composable context lost` when the "
+        "composable ran outside setup, and how to avoid it.\n",
+    }
+    index = _relevance(pages)
+    assert _urls(index, "Composable context lost")[0] == "/b/reference"
+    # Pasted whole, with the logger's prefix and a detail no page says.
+    pasted = "[app] Composable context lost: setup() has returned."
+    assert _urls(index, pasted)[0] == "/b/reference"
+
+
 def test_rare_words_weigh_more_than_words_every_page_has() -> None:
     pages = {
         f"/guide/{topic}": f"# {topic.title()}\n\nHow to configure {topic}: how to set it, "
@@ -198,6 +214,33 @@ def test_the_costliest_query_a_search_finds_costs_less_than_40_ordinary_ones(
     finally:
         application.close()
     assert worst < 40 * max(ordinary, 1e-4)
+
+
+@pytest.mark.parametrize("ranking", ["owndocs", "relevance"])
+def test_sentences_of_the_words_every_page_holds_cost_a_few_ordinary_queries(
+    big_tree: Path, ranking: str
+) -> None:
+    # Each run of three such words is a phrase found on every page; owndocs mode asks for
+    # the pages of each of its ties apart. Over 1,000 pages this query cost 170 ms.
+    commonest = http_tree.vocabulary()[:16]
+    query = " ".join(" ".join(random.Random(n).sample(commonest, 8)) + "." for n in range(4))
+    application = DocsApplication(pages_root=str(big_tree), ranking=ranking)
+    tools = application.site_tools()
+
+    def cost(query: str) -> float:
+        began = time.process_time()
+        result = tools.call("search_docs", {"query": query, "limit": 20})
+        spent = time.process_time() - began
+        assert "isError" not in result, query
+        return spent
+
+    try:
+        cost("warm")
+        ordinary = statistics.median(cost(http_tree.queries()["two words"]) for _ in range(15))
+        common = statistics.median(cost(query) for _ in range(5))
+    finally:
+        application.close()
+    assert common < 5 * ordinary, (common, ordinary)
 
 
 def test_a_result_line_is_where_fetch_page_shows_the_snippet(tmp_path: Path) -> None:
