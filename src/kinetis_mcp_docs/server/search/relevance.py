@@ -19,8 +19,9 @@ marks of punctuation, three or more) is asked for word for word, so that the pag
 whole clause of the message outranks one quoting runs of it here and there.
 
 What one query costs is bounded: its `MAX_TERMS` rarest words, its `MAX_PHRASES` rarest
-phrases, its first `MAX_CLAUSES` clauses, and no phrase of words most pages hold. The best section of each page the ranking keeps is scored apart (see `passages`),
-on the text the snippet is taken from.
+phrases, its first `MAX_CLAUSES` clauses, and no phrase of words most pages hold. The best
+section of each page the ranking keeps is scored apart (see `passages`), on the text the
+snippet is taken from.
 
 An index is shared by the snapshots built on it: `changed` commits a change and opens a new
 searcher, and a searcher keeps seeing the segments it was opened on, so a search on an
