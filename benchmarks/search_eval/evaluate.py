@@ -28,9 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE / "nuxt" / "docs"
-QUERIES = HERE / "queries.json"
-HELDOUT = HERE / "heldout"  # one folder per held-out tree: docs/, queries.json, SOURCE
+QUERIES = HERE / "queries"  # <tree>.json: each tree's judged queries, frozen
 AGENT_WINDOW = 80
 KINDS = ("identifier", "question", "error")
 
@@ -83,7 +81,7 @@ def _percentile(values: list[int], share: float) -> float:
     return float(ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))])
 
 
-def queries(path: Path = QUERIES) -> list[Query]:
+def queries(path: Path) -> list[Query]:
     document = json.loads(path.read_text(encoding="utf-8"))
     return [
         Query(item["kind"], item["query"], {a["url"]: a["answer"] for a in item["answers"]})
@@ -96,21 +94,30 @@ class JudgedTree:
     """A documentation tree and its judged queries."""
 
     name: str
-    root: Path
+    root: Path  # its docs/; absent until the tree is exported (see `export_command`)
     queries: Path
-    held_out: bool  # judged blind to every ranking after it was built, never tuned on
+    held_out: bool  # never tuned on: its figures are read, never used to choose a change
+
+    @property
+    def exported(self) -> bool:
+        return self.root.is_dir()
+
+    def export_command(self) -> str:
+        return (
+            f"python -m benchmarks.search_eval.export_corpus --corpus {self.name} "
+            "A-CLONE-OF-ITS-REPOSITORY"
+        )
 
 
 def judged_trees() -> list[JudgedTree]:
-    """The development tree (nuxt), then every held-out one."""
-    trees = [JudgedTree("nuxt", CORPUS, QUERIES, held_out=False)]
-    folders = sorted(HELDOUT.iterdir()) if HELDOUT.is_dir() else []
-    trees += [
-        JudgedTree(folder.name, folder / "docs", folder / "queries.json", held_out=True)
-        for folder in folders
-        if (folder / "queries.json").is_file()
+    """Every tree of the evaluation (`export_corpus.CORPORA`), those tuned on first."""
+    from benchmarks.search_eval.export_corpus import CORPORA  # noqa: PLC0415
+
+    trees = [
+        JudgedTree(name, corpus.target / "docs", QUERIES / f"{name}.json", corpus.held_out)
+        for name, corpus in CORPORA.items()
     ]
-    return trees
+    return sorted(trees, key=lambda tree: tree.held_out)
 
 
 def page_file(root: Path, url: str) -> Path:
@@ -155,7 +162,7 @@ def snippet_lines(text: str, snippet: str, line: int | None) -> range:
     return range(line, max(end, line + 1))
 
 
-def evaluate(system: System, judged: list[Query], root: Path = CORPUS) -> dict[str, Scores]:
+def evaluate(system: System, judged: list[Query], root: Path) -> dict[str, Scores]:
     """Scores of `system` over `judged`, by kind and overall (`all`)."""
     by_kind = {kind: Scores() for kind in (*KINDS, "all")}
     for query in judged:
@@ -181,7 +188,7 @@ def evaluate(system: System, judged: list[Query], root: Path = CORPUS) -> dict[s
     return by_kind
 
 
-def route_system(ranking: str, root: Path = CORPUS) -> tuple[System, Callable[[], None]]:
+def route_system(ranking: str, root: Path) -> tuple[System, Callable[[], None]]:
     """`search_docs` and `fetch_page` over `root` in this process; and how to close them."""
     from kinetis_mcp_docs.server.application import DocsApplication  # noqa: PLC0415
 
@@ -211,7 +218,7 @@ def route_system(ranking: str, root: Path = CORPUS) -> tuple[System, Callable[[]
     return System(f"search_docs ({ranking})", search, read_bytes, search_bytes), application.close
 
 
-def bm25s_system(root: Path = CORPUS) -> System | None:
+def bm25s_system(root: Path) -> System | None:
     """The plain BM25 baseline: `bm25s` over each page's title (twice) and text, its own
     tokenizer (no stemmer); snippets are the page's first 240 characters; the agent reads
     the whole page. None where `bm25s` is not installed."""
@@ -254,17 +261,31 @@ def bm25s_system(root: Path = CORPUS) -> System | None:
     return System("bm25s (title twice + body)", search, read_bytes, search_bytes)
 
 
+def _nothing() -> None:
+    pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranking", action="append", choices=["owndocs", "relevance"])
+    parser.add_argument("--ranking", action="append", choices=["owndocs", "relevance", "bm25s"])
     parser.add_argument("--show", action="store_true", help="print the misses")
     trees = {tree.name: tree for tree in judged_trees()}
     parser.add_argument("--tree", choices=sorted(trees), default="nuxt")
     options = parser.parse_args(argv)
     tree = trees[options.tree]
+    if not tree.exported:
+        print(f"{tree.name} is not exported: {tree.export_command()}", file=sys.stderr)
+        return 2
     judged = queries(tree.queries)
     for ranking in options.ranking or ["owndocs", "relevance"]:
-        system, close = route_system(ranking, tree.root)
+        if ranking == "bm25s":
+            baseline = bm25s_system(tree.root)
+            if baseline is None:
+                print("bm25s is not installed (nox -s bench installs it)", file=sys.stderr)
+                return 2
+            system, close = baseline, _nothing
+        else:
+            system, close = route_system(ranking, tree.root)
         try:
             scores = evaluate(system, judged, tree.root)
         finally:

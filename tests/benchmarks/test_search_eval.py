@@ -14,22 +14,27 @@ from benchmarks.search_eval.export_corpus import CORPORA, Corpus, export
 TREES = evaluate.judged_trees()
 
 
-def test_the_development_tree_comes_first_and_two_held_out_trees_follow() -> None:
-    assert [(tree.name, tree.held_out) for tree in TREES] == [
-        ("nuxt", False),
-        ("sveltekit", True),
-        ("vue", True),
-    ]
+def test_at_most_three_trees_are_tuned_on_and_they_come_first() -> None:
+    tuned = [tree.name for tree in TREES if not tree.held_out]
+    assert tuned == ["nuxt", "eslint", "redis"]
+    assert [tree.held_out for tree in TREES] == sorted(tree.held_out for tree in TREES)
     assert {tree.name for tree in TREES} == set(CORPORA)
+
+
+def test_four_trees_have_at_least_60_judged_queries_of_every_kind() -> None:
+    counts = {tree.name: Counter(q.kind for q in evaluate.queries(tree.queries)) for tree in TREES}
+    for kinds in counts.values():
+        assert set(kinds) == set(evaluate.KINDS)
+    large = [name for name, kinds in counts.items() if sum(kinds.values()) >= 60]
+    assert len(large) >= 4, counts
+    assert any(name for name in large if CORPORA[name].held_out)
 
 
 @pytest.mark.parametrize("tree", TREES, ids=[tree.name for tree in TREES])
 def test_every_judged_answer_is_a_line_of_an_existing_page(tree: evaluate.JudgedTree) -> None:
+    if not tree.exported:
+        pytest.skip(f"{tree.name} is not exported here: {tree.export_command()}")
     judged = evaluate.queries(tree.queries)
-    kinds = Counter(query.kind for query in judged)
-    assert set(kinds) == set(evaluate.KINDS)
-    if tree.held_out:
-        assert kinds == dict.fromkeys(evaluate.KINDS, 8)
     for query in judged:
         assert query.answers, query.query
         for url, fragment in query.answers.items():
