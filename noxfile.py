@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ nox.options.default_venv_backend = "uv|venv"
 # process the suite starts from a session's environment compiles what it imports (and
 # writes none of it where PYTHONDONTWRITEBYTECODE is set).
 os.environ.setdefault("UV_COMPILE_BYTECODE", "1")
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "tests", "tests_lowest"]
 nox.options.error_on_missing_interpreters = False
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
@@ -68,6 +69,59 @@ def tests(session: nox.Session) -> None:
         environ = {} if temporary is None else {"TMPDIR": os.fspath(temporary)}
         # Exit 5 is pytest finding no test: reported by pytest itself, not a failure here.
         session.run("pytest", *options, *session.posargs, success_codes=[0, 5], env=environ)
+
+
+# The suite at the lowest version of each of the package's own dependencies its ranges
+# admit, on one Python (the oldest found, where the floors are lowest): a floor that no
+# run installs is a claim nobody checks. uv's `--resolution lowest-direct` leaves a
+# dependency the test extra reaches only through the package itself (limits, through
+# `kinetis-mcp-docs[http]`) where the rest of the resolution puts it, so each floor is
+# also asked for exactly, as a constraint.
+@nox.session(python=FOUND[:1] or None, venv_backend="uv")
+def tests_lowest(session: nox.Session) -> None:
+    """The suite with every dependency of the package at the lowest version it admits."""
+    constraints = Path(session.create_tmp()) / "floors.txt"
+    python = str(session.run("python", "-c", _VERSION, silent=True)).strip()
+    constraints.write_text("".join(f"{pin}\n" for pin in floors(python)), encoding="utf-8")
+    session.install("--resolution", "lowest-direct", "-c", str(constraints), "-e", ".[test]")
+    session.run("python", "-m", "compileall", "-q", "src")
+    options = ["-n", WORKERS, "--dist", "loadscope"] if WORKERS != "1" else []
+    with _test_tmpdir() as temporary:
+        environ = {} if temporary is None else {"TMPDIR": os.fspath(temporary)}
+        session.run(
+            "pytest",
+            "-m",
+            "not once_per_run",
+            *options,
+            *session.posargs,
+            success_codes=[0, 5],
+            env=environ,
+        )
+
+
+_VERSION = "import sys; print('%d.%d' % sys.version_info[:2])"
+
+
+def floors(python: str, pyproject: Path = Path(__file__).parent / "pyproject.toml") -> list[str]:
+    """`name==floor` for each of the package's own requirements (its dependencies and its
+    http extra) that applies on `python` (`3.10`): the lowest version each range admits."""
+    from packaging.requirements import Requirement  # noqa: PLC0415 - nox's own dependency
+
+    if sys.version_info >= (3, 11):
+        import tomllib  # noqa: PLC0415
+    else:  # nox brings tomli where the standard library has no tomllib
+        import tomli as tomllib  # noqa: PLC0415
+
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    pins = []
+    for text in [*project["dependencies"], *project["optional-dependencies"]["http"]]:
+        requirement = Requirement(text)
+        if requirement.marker and not requirement.marker.evaluate({"python_version": python}):
+            continue
+        lowest = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+        if lowest:
+            pins.append(f"{requirement.name}=={lowest[0]}")
+    return pins
 
 
 @contextlib.contextmanager

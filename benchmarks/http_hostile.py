@@ -14,8 +14,10 @@ bytes in an argument the tool ignores), since reading 2 MiB is a cost of its own
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import socket
 import statistics
 import threading
@@ -33,12 +35,15 @@ from tests.support.http import (
     serve_http_argv,
     status_of,
 )
-from tests.support.processes import cpu_seconds
+from tests.support.processes import children_of, cpu_seconds, running_since
 
 from benchmarks.http_load import load, request_bytes
 from benchmarks.report import Row, X, summary, times
 from benchmarks.stage import PROJECT_ROOT
 from benchmarks.wire import BenchError
+from kinetis_mcp_docs.server.http.app import MAX_BODY_BYTES
+from kinetis_mcp_docs.server.http.body_budget import DEFAULT_BODY_MEMORY_MIB
+from kinetis_mcp_docs.server.http.connections import HEAD_FREE_READS, MIN_PIECE_BYTES
 from kinetis_mcp_docs.server.http.counter import SlidingWindowCounter
 
 TYPE_CHECKING = False
@@ -105,9 +110,16 @@ def _posting(body: bytes) -> Send:
     return send
 
 
-def _raw(pieces: list[bytes], *statuses: int) -> Send:
+# Between two writes meant to arrive as reads of their own: far longer than the route
+# takes to read one on loopback, so that the kernel joins nothing.
+APART_SECONDS = 0.002
+
+
+def _raw(pieces: list[bytes], *statuses: int, apart: float = 0.0) -> Send:
     """One request on a new connection, written in `pieces`; its answer must be one of
-    `statuses` (which the kernel's joining of small writes may decide)."""
+    `statuses` (which the kernel's joining of small writes may decide). `apart`: seconds
+    between two writes, so that each arrives as a read of its own, as a client on a slow
+    link, or one sending so on purpose, makes them arrive."""
 
     def send(server: HttpServer) -> None:
         with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as sock:
@@ -117,6 +129,8 @@ def _raw(pieces: list[bytes], *statuses: int) -> Send:
                 try:
                     for piece in pieces:
                         sock.sendall(piece)
+                        if apart:
+                            time.sleep(apart)
                 except OSError:
                     pass  # answered (431) and closed before all of it was sent
 
@@ -163,6 +177,13 @@ def _in_writes(data: bytes, size: int) -> list[bytes]:
     return [data[start : start + size] for start in range(0, len(data), size)]
 
 
+def _costliest_head(head: bytes) -> list[bytes]:
+    """`head` in the most reads the route admits: its free reads a byte each, then pieces
+    of the smallest average size admitted."""
+    free = [head[n : n + 1] for n in range(HEAD_FREE_READS - 1)]
+    return [*free, *_in_writes(head[HEAD_FREE_READS - 1 :], MIN_PIECE_BYTES)]
+
+
 def _raw_body(body: bytes, piece: int) -> list[bytes]:
     """A POST of `body` on a new connection, the body written `piece` bytes at a time."""
     head = request_head("Connection: close", length=len(body))
@@ -194,6 +215,7 @@ def _shapes(quick: bool) -> tuple[dict[str, Shape], list[Shape]]:
     }
     huge_head = [request_head("X-Junk: a")[:-4], *[b"a" * 16 * 1024] * 256]
     admitted = request_head("X-Junk: " + "a" * 31 * 1024, "Connection: close", length=4)
+    pinged = request_head("X-Junk: " + "a" * 31 * 1024, "Connection: close", length=len(PING))
     many = request_head(
         *[f"X-Junk-{n}: {'a' * 90}" for n in range(300)], "Connection: close", length=4
     )
@@ -230,9 +252,16 @@ def _shapes(quick: bool) -> tuple[dict[str, Shape], list[Shape]]:
         ),
         Shape("a request head of 4 MiB in 16 KiB writes (431)", _raw(huge_head, 431), 10, HEAD),
         Shape(
-            "a request head of 31 KiB in 130-byte writes (read)",
-            _raw([*_in_writes(admitted, 130), b"ping"], 400),
-            20,
+            "a request head of 31 KiB in 130-byte writes, each a read (400 past its reads)",
+            _raw([*_in_writes(admitted, 130), b"ping"], 400, apart=APART_SECONDS),
+            10,
+            HEAD,
+            target=PIECES_TARGET,
+        ),
+        Shape(
+            "the costliest head admitted: 31 KiB in the most reads, each a read of its own",
+            _raw([*_costliest_head(pinged), PING], 200, apart=APART_SECONDS),
+            10,
             HEAD,
             target=PIECES_TARGET,
         ),
@@ -477,5 +506,137 @@ def rate_limit_keys(bench: Bench) -> list[Row]:
                 "larger table). With `limits`' memory storage a request cost 4-5 ms at "
                 "20,000 keys, 15-20x its cost at a few."
             ),
+        )
+    ]
+
+
+# --- what many processes and stalled clients leave behind ------------------------------------
+
+STALLED_UPLOADS = 200
+STALLED_SHORT = 197_000  # each upload stops this many bytes short of what it declared
+STALLED_TARGET = 1.25  # the worker's growth, against its budget for bodies
+SUPERVISOR_TARGET_SECONDS = 5.0
+
+
+def _stalled_upload(port: int, declared: int, held: list[socket.socket]) -> None:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+    held.append(sock)
+    with contextlib.suppress(OSError):  # refused (503) and closed before all was sent
+        sock.sendall(request_head(length=declared) + b" " * (declared - STALLED_SHORT))
+
+
+def _settled_rss(pid: int) -> float:
+    """The process's RSS once it has stopped growing for a second (at most 60 s)."""
+    deadline = time.monotonic() + 60
+    last = _rss_mib(pid)
+    while time.monotonic() < deadline:
+        time.sleep(1)
+        now = _rss_mib(pid)
+        if now <= last + 0.5:
+            return max(now, last)
+        last = now
+    raise BenchError("the server's memory did not settle within 60 s")
+
+
+def stalled_bodies(bench: Bench) -> list[Row]:  # noqa: ARG001 - same signature as every figure
+    """A worker's resident memory with 200 uploads stalled short of their declared 2 MiB,
+    each from a connection of its own, against its budget for bodies held at once."""
+    declared = MAX_BODY_BYTES
+    server = _server()
+    held: list[socket.socket] = []
+    try:
+        pid = server.process.pid
+        server.rpc("ping")
+        before = _settled_rss(pid)
+        senders = [
+            threading.Thread(target=_stalled_upload, args=(server.port, declared, held))
+            for _ in range(STALLED_UPLOADS)
+        ]
+        for sender in senders:
+            sender.start()
+        for sender in senders:
+            sender.join(TIMEOUT * 4)
+        after = _settled_rss(pid)
+        ping_ms = _ping_ms(server)
+    finally:
+        for sock in held:
+            sock.close()
+        server.stop()
+    budget = DEFAULT_BODY_MEMORY_MIB
+    ratio = (after - before) / budget
+    return [
+        Row(
+            f"HTTP stalled bodies: a worker's growth with {STALLED_UPLOADS} uploads stalled",
+            f"+{after - before:.0f} MiB",
+            f"{budget} MiB budget",
+            times(ratio),
+            f"≤ {STALLED_TARGET:g}{X} the budget",
+            ratio <= STALLED_TARGET,
+            data={"rss_before_mib": before, "rss_after_mib": after, "ping_ms": ping_ms},
+            note=(
+                f"{STALLED_UPLOADS} connections, each declaring {declared:,} bytes and "
+                f"sending all but {STALLED_SHORT:,}, then waiting; the worker's RSS once it "
+                f"stopped growing, {before:.0f} MiB before. Those past the budget are 503 "
+                f"before their body is read. A ping meanwhile: {ping_ms:.1f} ms. Without "
+                f"the budget, the same took a worker from 48 to 412 MiB."
+            ),
+        )
+    ]
+
+
+def _ping_ms(server: HttpServer) -> float:
+    began = time.perf_counter()
+    if server.rpc("ping").status_code != 200:
+        raise BenchError("a ping was not answered beside the stalled uploads")
+    return (time.perf_counter() - began) * 1000
+
+
+def _gone(pids: dict[int, str | None]) -> bool:
+    return all(running_since(pid) != began for pid, began in pids.items())
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def supervisor_killed(bench: Bench) -> list[Row]:
+    """Seconds from a SIGKILL of `serve --http --workers 2` to its last child gone and its
+    port free to bind again."""
+    rounds = 2 if bench.settings.repeats < 15 else 5
+    seconds = []
+    for _ in range(rounds):
+        docs = os.fspath(PROJECT_ROOT / "docs")
+        server = HttpServer(
+            [*serve_http_argv("--docs-dir", docs, "--workers", "2")], clean_environ(), workers=2
+        )
+        children = {pid: running_since(pid) for pid in children_of(server.process.pid)}
+        server.process.kill()
+        began = time.monotonic()
+        while not (_gone(children) and _port_free(server.port)):
+            if time.monotonic() - began > 60:
+                for pid in children:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                raise BenchError("the workers outlived their supervisor by 60 s")
+            time.sleep(0.01)
+        seconds.append(time.monotonic() - began)
+        server.stop()
+    worst = max(seconds)
+    return [
+        Row(
+            "HTTP workers: their supervisor SIGKILLed, to the last child gone and the port free",
+            f"{worst:.2f} s",
+            "—",
+            "—",
+            f"≤ {SUPERVISOR_TARGET_SECONDS:g} s",
+            worst <= SUPERVISOR_TARGET_SECONDS,
+            data={"seconds": seconds},
+            note=f"the worst of {rounds} runs of `serve --http --workers 2`, idle when killed",
         )
     ]

@@ -60,6 +60,8 @@ TARGETS = {
         f"({http_hostile.PIECES_TARGET:g}{X} in pieces)"
     ),
     "http_rate_keys": f"≤ {http_hostile.KEYS_TARGET:g}{X} at 10 keys",
+    "http_stalled_bodies": f"≤ {http_hostile.STALLED_TARGET:g}{X} the budget",
+    "http_supervisor_killed": f"≤ {http_hostile.SUPERVISOR_TARGET_SECONDS:g} s",
     "search_quality": "relevance MRR@10 ≥ 0.90; owndocs ≥ 0.57",
     "search_cost": f"≤ 2 ms p50, ≤ 50 ms worst, ≤ 2 s build, RSS ≤ 3{X} text",
     "search_http": (
@@ -89,6 +91,8 @@ FIGURES: tuple[tuple[str, Callable[[Bench], list[Row]]], ...] = (
     ("http_floor", http_floor.http_floor),
     ("http_hostile", http_hostile.hostile_shapes),
     ("http_rate_keys", http_hostile.rate_limit_keys),
+    ("http_stalled_bodies", http_hostile.stalled_bodies),
+    ("http_supervisor_killed", http_hostile.supervisor_killed),
     ("search_quality", search_figures.search_quality),
     ("search_cost", search_figures.search_cost),
     ("search_http", search_figures.search_http),

@@ -126,3 +126,26 @@ def test_the_directory_of_a_session_killed_outright_is_removed_by_the_next_one(
         assert running.is_dir()  # its session still runs
 
     assert list(memory.iterdir()) == [running]
+
+
+def test_the_lowest_session_pins_each_floor_that_applies_on_its_python(tmp_path: Path) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        "[project]\n"
+        'dependencies = ["httpx>=0.27,<1", "pip>=23.1", "anything"]\n'
+        "[project.optional-dependencies]\n"
+        "http = [\n"
+        "  \"tantivy>=0.26.2,<0.27; python_version < '3.11'\",\n"
+        "  \"tantivy>=0.27,<1; python_version >= '3.11'\",\n"
+        '  "uvicorn>=0.36,<0.56",\n'
+        "]\n"
+        'test = ["pytest>=8"]\n',
+        encoding="utf-8",
+    )
+    assert noxfile.floors("3.10", pyproject) == [
+        "httpx==0.27",
+        "pip==23.1",
+        "tantivy==0.26.2",
+        "uvicorn==0.36",
+    ]
+    assert "tantivy==0.27" in noxfile.floors("3.12", pyproject)

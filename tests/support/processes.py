@@ -74,19 +74,20 @@ def kill_processes_mentioning(text: str, timeout: float) -> None:
     def all_exited() -> bool:
         for pid in processes_mentioning(text):
             if pid not in killed:
-                killed[pid] = _running_since(pid)
+                killed[pid] = running_since(pid)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         return all(
-            started is None or _running_since(pid) != started for pid, started in killed.items()
+            started is None or running_since(pid) != started for pid, started in killed.items()
         )
 
     wait_for(all_exited, f"processes using {text} to exit", timeout)
 
 
-def _running_since(pid: int) -> str | None:
+def running_since(pid: int) -> str | None:
     """When process `pid` started, while it runs or exits; None when there is no such
-    process or it is a zombie (whose descriptors are closed)."""
+    process or it is a zombie (whose descriptors are closed). A process has ended once
+    this no longer gives what it gave while it ran (a reused pid started later)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
     except OSError:

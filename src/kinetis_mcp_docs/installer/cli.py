@@ -55,6 +55,11 @@ def _usage_in_one_line(ctx: click.Context) -> Iterator[None]:
         if isinstance(error, (_OneLineUsage, *_HELP_ASKED)):
             raise
         message = error.format_message().rstrip(".")
+        if isinstance(error, click.NoSuchOption):
+            # Before click 8.4 the name followed a colon; the same words in every release.
+            old = f"No such option: {error.option_name}"
+            if message.startswith(old):
+                message = f"No such option {error.option_name!r}{message[len(old) :]}"
         raise _OneLineUsage(f"{message} (see `{ctx.command_path} --help`)", ctx) from None
 
 
@@ -292,6 +297,7 @@ _HTTP_ONLY = (
     "body_timeout",
     "idle_timeout",
     "max_connections",
+    "body_memory",
     "drain_seconds",
     "metrics",
     "access_log",
@@ -379,6 +385,16 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
     default=None,
     metavar="N",
     help="--http: connections per worker; the oldest idle one makes room.  [default: 1000]",
+)
+@click.option(
+    "--body-memory",
+    type=click.IntRange(min=4),
+    default=None,
+    metavar="MIB",
+    help=(
+        "--http: MiB of request bodies a worker holds at once; a body past it is 503 "
+        "before it is read.  [default: 64]"
+    ),
 )
 @click.option(
     "--ranking",
@@ -488,6 +504,7 @@ _HTTP_VARIABLES = {
     "body_timeout": ("KINETIS_DOCS_BODY_TIMEOUT", "--body-timeout"),
     "idle_timeout": ("KINETIS_DOCS_IDLE_TIMEOUT", "--idle-timeout"),
     "max_connections": ("KINETIS_DOCS_MAX_CONNECTIONS", "--max-connections"),
+    "body_memory": ("KINETIS_DOCS_BODY_MEMORY", "--body-memory"),
     "drain_seconds": ("KINETIS_DOCS_DRAIN_SECONDS", "--drain-seconds"),
     "metrics": ("KINETIS_DOCS_METRICS", "--metrics"),
     "access_log": ("KINETIS_DOCS_ACCESS_LOG", "--access-log"),

@@ -438,20 +438,13 @@ def test_1100_idle_sockets_under_a_1024_descriptor_limit_leave_the_route_reachab
     assert "Traceback" not in limited_server.output
 
 
-PROTOCOLS = pytest.mark.parametrize(
-    "protocol",
-    [
-        "kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol",
-        "kinetis_mcp_docs.server.http.connection_h11:BoundedH11Protocol",
-    ],
-    ids=["httptools", "h11"],
-)
+PROTOCOL = "kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol"
 
 
-def _plain_uvicorn(protocol: str, settings: dict[str, str]) -> HttpServer:
+def _plain_uvicorn(settings: dict[str, str]) -> HttpServer:
     argv = [
         *(sys.executable, "-m", "uvicorn", "--factory", "kinetis_mcp_docs.server.http:create_app"),
-        *("--http", protocol, "--ws", "none", "--port", "0"),
+        *("--http", PROTOCOL, "--ws", "none", "--port", "0"),
     ]
     return HttpServer(argv, {**clean_environ(), **settings})
 
@@ -518,17 +511,14 @@ def _upgrade_cases() -> dict[str, tuple[list[bytes], list[int]]]:
     return cases
 
 
-@PROTOCOLS
-def test_a_request_asking_to_upgrade_the_connection_is_answered_as_http_1_1(
-    tmp_path: Path, protocol: str
-) -> None:
+def test_a_request_asking_to_upgrade_the_connection_is_answered_as_http_1_1(tmp_path: Path) -> None:
     # `curl --http2` asks so; httptools once read the body as the new protocol's first
     # bytes, and the route answered -32700 to a valid request. The head was then mended
     # where the client spelled `Upgrade` as curl does and the head came first in its read:
     # `uPgRaDe`, or an upgrading request pipelined behind another, was still answered
     # -32700 and what followed it in the read dropped, the connection left hanging.
     server = _plain_uvicorn(
-        protocol, {"KINETIS_DOCS_PAGES_DIR": str(tmp_path), "KINETIS_DOCS_RATE_LIMIT": "1000"}
+        {"KINETIS_DOCS_PAGES_DIR": str(tmp_path), "KINETIS_DOCS_RATE_LIMIT": "1000"}
     )
     wrong = {}
     try:
@@ -549,7 +539,6 @@ def test_a_request_asking_to_upgrade_the_connection_is_answered_as_http_1_1(
     assert "upgrade" not in server.output.lower()
 
 
-@PROTOCOLS
 @pytest.mark.parametrize(
     ("head", "body"),
     [
@@ -563,7 +552,7 @@ def test_a_request_asking_to_upgrade_the_connection_is_answered_as_http_1_1(
     ids=["405", "413 chunked"],
 )
 def test_a_connection_answered_before_its_body_ended_is_closed_idle_after_it_ends(
-    tmp_path: Path, protocol: str, head: bytes, body: bytes
+    tmp_path: Path, head: bytes, body: bytes
 ) -> None:
     # A request answered before its body was read (a POST to a probe, a body over 2 MiB
     # sent chunked) whose body then ended within what is still read of it kept its
@@ -574,7 +563,7 @@ def test_a_connection_answered_before_its_body_ended_is_closed_idle_after_it_end
         "KINETIS_DOCS_RATE_LIMIT": "1000",
         "KINETIS_DOCS_IDLE_TIMEOUT": "1",
     }
-    server = _plain_uvicorn(protocol, settings)
+    server = _plain_uvicorn(settings)
     try:
         with _connect(server) as connection:
             connection.sendall(head)
@@ -592,9 +581,8 @@ def test_a_connection_answered_before_its_body_ended_is_closed_idle_after_it_end
     assert status_of(answer) in (405, 413), answer
 
 
-@PROTOCOLS
 def test_a_request_pipelined_behind_one_being_answered_is_held_to_the_body_timeout(
-    tmp_path: Path, protocol: str
+    tmp_path: Path,
 ) -> None:
     # h11 reads such a request only once the one before is answered, where no deadline
     # was armed: a body never finished held the connection for ever.
@@ -604,7 +592,7 @@ def test_a_request_pipelined_behind_one_being_answered_is_held_to_the_body_timeo
         "KINETIS_DOCS_BODY_TIMEOUT": "1",
         "KINETIS_DOCS_IDLE_TIMEOUT": "600",
     }
-    server = _plain_uvicorn(protocol, settings)
+    server = _plain_uvicorn(settings)
     try:
         with _connect(server) as connection:
             first = request_head(length=len(PING)) + PING
@@ -616,10 +604,7 @@ def test_a_request_pipelined_behind_one_being_answered_is_held_to_the_body_timeo
     assert answer.endswith(b'{"error":"Request timeout"}'), answer[-300:]
 
 
-@PROTOCOLS
-def test_plain_uvicorn_given_a_protocol_of_the_route_holds_the_same_bounds(
-    tmp_path: Path, protocol: str
-) -> None:
+def test_plain_uvicorn_given_a_protocol_of_the_route_holds_the_same_bounds(tmp_path: Path) -> None:
     # As the http page tells an operator who runs the factory under uvicorn directly.
     settings = {
         "KINETIS_DOCS_PAGES_DIR": str(tmp_path),
@@ -629,7 +614,7 @@ def test_plain_uvicorn_given_a_protocol_of_the_route_holds_the_same_bounds(
         "KINETIS_DOCS_IDLE_TIMEOUT": "1",
         "KINETIS_DOCS_MAX_CONNECTIONS": "6",
     }
-    server = _plain_uvicorn(protocol, settings)
+    server = _plain_uvicorn(settings)
     try:
         big = _exchange(server, [request_head("X-Junk: " + "a" * 64 * 1024)])
         assert status_of(big) == 431, big[:200]

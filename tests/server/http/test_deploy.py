@@ -114,6 +114,13 @@ def test_several_workers_serve_the_same_route(start_http: StartHttp, docs_tree: 
             {"KINETIS_DOCS_MAX_CONNECTIONS": "many"},
             "KINETIS_DOCS_MAX_CONNECTIONS='many': not a positive integer",
         ),
+        (
+            {"KINETIS_DOCS_BODY_MEMORY": "2"},
+            (
+                "KINETIS_DOCS_BODY_MEMORY='2': not a whole number of MiB from 4 (the largest body "
+                "and room for ordinary ones)"
+            ),
+        ),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_status_2(settings: dict[str, str], line: str) -> None:

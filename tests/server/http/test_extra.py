@@ -7,8 +7,8 @@ import re
 
 from kinetis_mcp_docs.server.http.serve import EXTRA_MODULES, missing_extra
 
-# uvicorn does without these two (the h11 protocol, the asyncio loop).
-OPTIONAL = {"httptools", "uvloop"}
+# uvicorn does without it (it runs on the asyncio loop).
+OPTIONAL = {"uvloop"}
 
 
 def test_the_modules_checked_at_start_are_the_http_extras_requirements() -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.server.http.conftest import TREE, UNLIMITED, StartHttp
 from tests.support.http import TIMEOUT, HttpServer, write_tree
-from tests.support.processes import wait_for
+from tests.support.processes import children_of, running_since, wait_for
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 JSON = {"content-type": "application/json"}
@@ -220,6 +222,38 @@ def test_with_workers_every_worker_drains_and_the_server_exits_0(
     assert server.output.count("Finished server process") == 2
 
 
+def test_workers_stop_and_free_the_port_when_their_supervisor_is_killed(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    # SIGKILL (the OOM killer, an operator) gives the supervisor no chance to stop its
+    # workers: they went on serving the port, unsupervised, and a restarted service could
+    # not bind it.
+    server = start_http("--docs-dir", str(docs_tree), "--workers", "2", *UNLIMITED)
+    supervisor = server.process.pid
+    # The workers, and multiprocessing's resource tracker, which stays while they run.
+    children = {pid: running_since(pid) for pid in children_of(supervisor)}
+    assert len(children) >= 2
+    assert server.rpc("ping").status_code == 200
+
+    server.process.kill()
+
+    assert server.process.wait(timeout=TIMEOUT) == -signal.SIGKILL
+    try:
+        wait_for(
+            lambda: all(running_since(pid) != began for pid, began in children.items()),
+            "every child of the killed supervisor to exit",
+            TIMEOUT,
+        )
+    finally:  # none is left behind to hold the port, or the output pipe, past the test
+        for pid, began in children.items():
+            if running_since(pid) == began:
+                os.kill(pid, signal.SIGKILL)
+    with socket.socket() as rebinding:  # as a restarted service binds it: the port is free
+        rebinding.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        rebinding.bind(("127.0.0.1", server.port))
+    assert server.output.count(f"the supervisor (process {supervisor}) is gone") == 2
+
+
 # 4. Metrics
 
 
@@ -287,6 +321,46 @@ def test_metrics_count_every_workers_requests_by_method_tool_and_status(
     assert samples[("kinetis_docs_rate_limit_storage_errors_total", ())] == 0
 
 
+def _workers(supervisor: int) -> list[int]:
+    """The worker processes of `serve --http --workers N` (not multiprocessing's tracker)."""
+    return [
+        pid
+        for pid in children_of(supervisor)
+        if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+
+
+def test_a_worker_killed_leaves_the_figures_to_the_live_ones(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    # A worker killed left its gauges behind, and the figures summed over "live" workers
+    # went on counting it: one killed while not ready kept `kinetis_docs_ready` at 0 for
+    # good, though every worker serving was ready.
+    server = start_http(
+        "--docs-dir", str(docs_tree), "--workers", "2", "--metrics", "--drain-seconds", "600"
+    )
+    first, _ = _workers(server.process.pid)
+    wait_for(lambda: _metrics(server)[("kinetis_docs_ready", ())] == 1, "ready", TIMEOUT)
+    os.kill(first, signal.SIGTERM)  # draining, so not ready: what its gauge says
+    wait_for(lambda: _metrics(server)[("kinetis_docs_ready", ())] == 0, "draining", TIMEOUT)
+
+    os.kill(first, signal.SIGKILL)
+
+    wait_for(
+        lambda: server.output.count("Application startup complete.") == 3,
+        "another worker in its place",
+        TIMEOUT,
+    )
+    wait_for(
+        lambda: _metrics(server)[("kinetis_docs_ready", ())] == 1,
+        "the figures to be the live workers' alone",
+        TIMEOUT,
+    )
+    samples = _metrics(server)
+    assert samples[("kinetis_docs_index_pages", ())] == len(TREE)
+    assert f"worker {first} ended (status -9); starting another" in server.output
+
+
 # 5. The JSON access log
 
 
@@ -335,6 +409,38 @@ def test_the_json_access_log_has_a_line_per_request_with_its_id_and_no_token(
     assert ping["key_hash"] == call["key_hash"]  # one token, one key
     assert by_id[made_up_id]["key_hash"] != ping["key_hash"]  # a wrong one: the address's
     assert "127.0.0.1" not in json.dumps(lines)
+
+
+def _pings(server: HttpServer, client: int, count: int) -> None:
+    with httpx.Client(trust_env=False, timeout=TIMEOUT) as http:
+        for number in range(count):
+            request_id = f"{'r' * 160}-{client}-{number}"
+            response = http.post(server.url, json=PING, headers={"x-request-id": request_id})
+            assert response.status_code == 200
+
+
+def test_every_access_log_line_of_workers_sharing_a_pipe_is_whole(
+    start_http: StartHttp, docs_tree: Path
+) -> None:
+    # Both workers write to the one pipe the server's output goes to: lines written in
+    # batches of up to 256 at once came out torn, a few in 10,000.
+    server = start_http(
+        "--docs-dir", str(docs_tree), "--workers", "2", "--access-log", "json", *UNLIMITED
+    )
+    clients, each = 4, 1000
+    senders = [
+        threading.Thread(target=_pings, args=(server, client, each)) for client in range(clients)
+    ]
+    for sender in senders:
+        sender.start()
+    for sender in senders:
+        sender.join(TIMEOUT * 4)
+    server.stop()
+
+    logged = [line for line in server.output.splitlines() if '"request_id"' in line]
+    ids = {json.loads(line)["request_id"] for line in logged}  # each line whole JSON
+    assert ids == {f"{'r' * 160}-{c}-{n}" for c in range(clients) for n in range(each)}
+    assert len(logged) == clients * each
 
 
 def test_a_lone_surrogate_a_client_named_is_logged_as_a_replacement_character(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import select
+import socket
 import threading
 import time
 from typing import TYPE_CHECKING, cast
@@ -13,7 +15,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from kinetis_mcp_docs.server.http.access_log import AccessLog, Note
+from kinetis_mcp_docs.server.http.access_log import FLUSH_LINES, AccessLog, Note
 from kinetis_mcp_docs.server.http.lifecycle import Lifecycle
 from kinetis_mcp_docs.server.http.metrics import BUCKETS, RouteMetrics
 from kinetis_mcp_docs.server.http.ratelimit import RateLimit
@@ -235,3 +237,42 @@ def test_a_log_line_is_json_whatever_the_client_named_and_cut_to_its_bounds() ->
     assert line["duration_ms"] == 12.346
     assert line["request_id"] == "id-2"
     assert str(line["time"]).endswith("Z")
+
+
+async def _written_to(stream: socket.socket, rows: int, note: Note) -> None:
+    with stream.makefile("w") as file:
+        log = AccessLog(b"salt", file)
+        for number in range(rows):
+            request_id = b"r" * 160 + b"%d" % number
+            log.write({"method": "POST", "path": "/api/mcp"}, request_id, note, 200, 0)
+        log.flush()
+
+
+def _messages(theirs: socket.socket, received: list[bytes]) -> None:
+    while message := theirs.recv(1 << 20):
+        received.append(message)
+
+
+def test_access_log_lines_go_out_whole_in_writes_a_pipe_keeps_whole() -> None:
+    # Every worker writes to the same stderr pipe, which keeps a write whole only up to
+    # PIPE_BUF bytes: a batch of 256 lines in one write came out torn by another worker's.
+    # A packet socket keeps each write as one message, so the writes themselves are seen.
+    note = Note()
+    note.method = "\U0001f600" * 100  # each character twelve bytes once escaped
+    note.tool = "\U0001f600" * 100
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    writes: list[bytes] = []
+    reader = threading.Thread(target=_messages, args=(theirs, writes))
+    reader.start()
+    with theirs:
+        with ours:
+            asyncio.run(_written_to(ours, FLUSH_LINES, note))
+        reader.join(WAIT)
+    assert len(writes) > 1
+    for written in writes:
+        assert len(written) <= select.PIPE_BUF
+        assert written.endswith(b"\n")
+    lines = b"".join(writes).decode("ascii").splitlines()
+    assert [json.loads(line)["request_id"][160:] for line in lines] == [
+        str(number) for number in range(FLUSH_LINES)
+    ]

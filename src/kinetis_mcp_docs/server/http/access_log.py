@@ -20,9 +20,16 @@
   is unset, shared by its workers. The token itself never appears.
 
 Lines are written together, within `FLUSH_SECONDS` of their request (or every
-`FLUSH_LINES`), in one write each time: a write per request cost more than the rest of
-the log line. A request only records what its line will say (see `batch`); the lines are
-formatted together when written.
+`FLUSH_LINES`): a write per request cost more than the rest of the log line. Every
+worker of `serve --http --workers N` writes to the same stderr, most often a pipe (systemd,
+a container runtime, `| cat`), and a write to a pipe is kept whole only up to `PIPE_BUF`
+bytes (4,096 on Linux): beyond it, another worker's write can land in the middle, and 2
+to 12 lines in 10,000 came out torn with two workers. So the lines are written in pieces
+of at most `PIPE_BUF` bytes, each cut at a line's end, straight to the descriptor; and a
+line is never longer than that: one whose request id, path, method and tool (each already
+bounded) would carry it past, written as escapes, has them cut to `SHORT_NAME` characters.
+A request only records what its line will say (see `batch`); the lines are formatted
+together when written.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import hashlib
 import itertools
 import os
 import secrets
+import select
 import sys
 import time
 from typing import Any
@@ -44,6 +52,9 @@ FLUSH_LINES = 256
 MAX_REQUEST_ID = 200
 MAX_NAME = 100
 MAX_PATH = 200
+# What a pipe writes whole (POSIX guarantees at least 512).
+PIPE_BUF = getattr(select, "PIPE_BUF", 512)
+SHORT_NAME = 32
 _VISIBLE = bytes(range(0x21, 0x7F))
 _REMEMBERED_KEYS = 4096
 _LINE = (
@@ -139,6 +150,26 @@ class AccessLog:
         )
 
     def _line(self, row: _Row) -> str:
+        line = self._format(row)
+        if len(line) < PIPE_BUF:
+            return line
+        # Rare: names a client chose, most of them escapes (`\ud83d\ude00` is twelve bytes).
+        now, request_id, http_method, path, status, method, tool, seconds, key = row
+        return self._format(
+            (
+                now,
+                request_id[:SHORT_NAME],
+                http_method,
+                path[:SHORT_NAME],
+                status,
+                None if method is None else method[:SHORT_NAME],
+                None if tool is None else tool[:SHORT_NAME],
+                seconds,
+                key,
+            )
+        )
+
+    def _format(self, row: _Row) -> str:
         now, request_id, http_method, path, status, method, tool, seconds, key = row
         second = int(now)
         if second != self._second:
@@ -174,10 +205,42 @@ class AccessLog:
         self._rows.flush()
 
     def _write(self, rows: list[_Row]) -> None:
-        text = "\n".join([self._line(row) for row in rows]) + "\n"
         stream = self._stream or sys.stderr
-        stream.write(text)
-        stream.flush()
+        pieces = _pieces([self._line(row) for row in rows])
+        try:
+            descriptor = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # a stream with none (in memory)
+            for piece in pieces:
+                stream.write(piece.decode("ascii"))
+            return
+        stream.flush()  # what the stream holds of its own goes first, in order
+        for piece in pieces:
+            _write_whole(descriptor, piece)
 
     def close(self) -> None:
         self.flush()
+
+
+def _pieces(lines: list[str]) -> list[bytes]:
+    """`lines` (ASCII, each shorter than `PIPE_BUF`) as pieces of at most `PIPE_BUF` bytes,
+    each ending at a line's end."""
+    pieces: list[bytes] = []
+    current: list[str] = []
+    size = 0
+    for line in lines:
+        if size + len(line) + 1 > PIPE_BUF:
+            pieces.append(("\n".join(current) + "\n").encode("ascii"))
+            current, size = [], 0
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        pieces.append(("\n".join(current) + "\n").encode("ascii"))
+    return pieces
+
+
+def _write_whole(descriptor: int, data: bytes) -> None:
+    """`data` written in full: a pipe takes a piece of `PIPE_BUF` or less whole, but a file
+    or a terminal may take part of it."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]

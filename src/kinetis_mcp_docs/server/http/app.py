@@ -20,7 +20,9 @@ For every request to the route, in order:
    server undoes), and a body it would refuse is not worth waiting for;
 7. a body over 2 MiB is 413, refused by its `Content-Length` or as soon as the bytes
    received pass the cap, never buffered beyond it;
-8. JSON-RPC, as `rpc` says. A method that reads pages runs on a worker thread.
+8. a body the worker's budget for bodies held at once has no room for is 503 with
+   `Retry-After`, before it is read (see `body_budget`);
+9. JSON-RPC, as `rpc` says. A method that reads pages runs on a worker thread.
 
 `/healthz` and `/readyz` (see `probes`) answer in every mode, with no token and no limit:
 they carry no documentation. `/metrics` answers only when metrics are on (see `metrics`).
@@ -57,6 +59,7 @@ from .answers import (
     refusal,
     text_answer,
 )
+from .body_budget import RETRY_AFTER_SECONDS, BodyBudget
 from .guard import RebindingGuard
 from .headers import RequestHeaders
 from .keys import AddressKeys, token_key
@@ -108,6 +111,9 @@ NOT_JSON = refusal(415, "Content-Type must be application/json")
 _ACCEPT_IDENTITY = (b"accept-encoding", b"identity")
 NOT_IDENTITY = refusal(415, "Content-Encoding is not supported", [_ACCEPT_IDENTITY])
 NOT_CHUNKED = refusal(501, "Transfer-Encoding other than chunked is not supported")
+BODIES_FULL = refusal(
+    503, "Too many request bodies in flight", [(b"retry-after", b"%d" % RETRY_AFTER_SECONDS)]
+)
 BAD_HOST = text_answer(421, b"Invalid Host header")
 BAD_ORIGIN = text_answer(403, b"Invalid Origin header")
 _CHALLENGE = (b"www-authenticate", access.CHALLENGE.encode("ascii"))
@@ -154,6 +160,7 @@ class McpRoute:
         self._token = None if settings.token is None else settings.token.encode("utf-8")
         self._token_key = None if self._token is None else token_key(self._token)
         self._threads = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="kinetis-docs call")
+        self._bodies = BodyBudget(settings.body_memory)
         # A dark route serves no page: it has no index to build, and is ready once started.
         self.lifecycle = Lifecycle(
             None if settings.dark else self.application.site_pages(), self._limit, metrics
@@ -338,6 +345,26 @@ class McpRoute:
             refused = version_refusal(values, repeated)
             if refused is not None:
                 return refused.status, refused.body, [NO_STORE, JSON, length(refused.body)]
+        if transfer is not None:
+            size = MAX_BODY_BYTES  # chunked: its length is not known before it is read
+        else:
+            size = int(declared) if declared is not None and declared.isdigit() else 0
+        bodies = self._bodies
+        if not bodies.reserve(size):
+            return BODIES_FULL
+        try:
+            return await self._called(receive, values, repeated, note)
+        finally:
+            bodies.release(size)
+
+    async def _called(  # noqa: PLR0912 - the hot path written out: see `_answer`
+        self,
+        receive: Receive,
+        values: dict[bytes, bytes],
+        repeated: frozenset[str],
+        note: Note | None,
+    ) -> Answer | None:
+        """The answer to a request admitted this far: its body read, its call run."""
         message = await receive()
         if message["type"] != "http.request":
             return None  # the client went away before its body was whole: no one to answer

@@ -15,11 +15,13 @@ This subclass adds, per `bounds`:
   read, or begun at the end of an earlier one) is measured from what the parser made of
   it, once its headers are complete; one pipelined behind a request still being answered
   is refused after that answer, in order.
-- **Reads.** A head or a body sent in crumbs (more than `FREE_READS` reads, averaging
-  under `MIN_PIECE_BYTES` for a head, `MIN_BODY_PIECE_BYTES` for a body) is `400`: each
-  read costs the same, whatever it holds. A chunked body's chunks count as its reads do,
-  since each costs the parser a call into Python: 2 MiB in chunks of one byte, all in a
-  few reads, cost 0.33 s where the same body sent whole cost 3 ms.
+- **Reads.** A head or a body sent in crumbs (more than `HEAD_FREE_READS` reads averaging
+  under `MIN_PIECE_BYTES` for a head, more than `FREE_READS` averaging under
+  `MIN_BODY_PIECE_BYTES` for a body) is `400`: each read costs the same, whatever it
+  holds, and most when it comes on its own (the event loop wakes for it). A chunked
+  body's chunks count as its reads do, since each costs the parser a call into Python:
+  2 MiB in chunks of one byte, all in a few reads, cost 0.33 s where the same body sent
+  whole cost 3 ms.
 - **A chunked body's framing.** What a chunked body takes on the wire beyond its data
   (chunk sizes, extensions, trailer fields) is bounded by `framing_too_large`, measured
   after each read is parsed: past it the request is `413`. Trailer fields are dropped
@@ -77,6 +79,7 @@ from .connections import (
     BODY_IN_CRUMBS,
     BODY_TOO_LARGE,
     FREE_READS,
+    HEAD_FREE_READS,
     HEAD_IN_CRUMBS,
     HEAD_TOO_LARGE,
     LINGER_BYTES,
@@ -303,7 +306,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         else:  # lingering
             self._reads += 1
             self._discarded += len(data)
-            too_many = self._reads > FREE_READS + self._discarded // MIN_BODY_PIECE_BYTES
+            # Fewer free reads than a request has: what a refused client still sends in
+            # crumbs costs as much to drop as to read.
+            too_many = self._reads > HEAD_FREE_READS + self._discarded // MIN_BODY_PIECE_BYTES
             if self._discarded > LINGER_BYTES or too_many:
                 self.transport.close()
 
@@ -401,7 +406,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         size = len(pending) if end < 0 else end
         if size > MAX_HEAD_BYTES:
             self._refuse(HEAD_TOO_LARGE)
-        elif self._reads > FREE_READS + size // MIN_PIECE_BYTES:
+        elif self._reads > HEAD_FREE_READS + size // MIN_PIECE_BYTES:
             self._refuse(HEAD_IN_CRUMBS)
         elif end >= 0:
             whole = bytes(pending[self._fed :])

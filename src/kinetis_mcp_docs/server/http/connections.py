@@ -38,14 +38,18 @@ class Bounded(Protocol):
 
 LINGER_SECONDS = 2.0
 LINGER_BYTES = 1024 * 1024
-# Each read costs the same whatever it holds, some 10 µs: a head sent a byte at a time
-# cost 300 ms for the largest admitted, a body 20 s. Beyond its first `FREE_READS`, a head
-# must come in pieces of `MIN_PIECE_BYTES` on average, and a body in pieces of
-# `MIN_BODY_PIECE_BYTES`: a client writing its head a line at a time stays far inside
-# that, as does a body sent one TCP segment at a time, and the costliest admitted head
-# or body costs a small multiple of one sent whole.
+# Each read costs the same whatever it holds: some 10 µs when reads come back to back, and
+# several times that when each comes on its own after a pause (the event loop wakes for it,
+# its caches cold): a head of 31 KiB in 244 reads so cost 22 times a ping on a new
+# connection. A body must come in pieces of `MIN_BODY_PIECE_BYTES` on average beyond its
+# first `FREE_READS`. A head, which a client writes whole (or a line at a time, which the
+# kernel joins into a read or two before the server wakes), must come in pieces of
+# `MIN_PIECE_BYTES` beyond its first `HEAD_FREE_READS`: the largest admitted takes at most
+# 11 reads. A refused connection reads on, dropping what comes, for `HEAD_FREE_READS` and
+# one more read per `MIN_BODY_PIECE_BYTES` dropped (see `connection`).
 FREE_READS = 32
-MIN_PIECE_BYTES = 128
+HEAD_FREE_READS = 4
+MIN_PIECE_BYTES = 4096
 MIN_BODY_PIECE_BYTES = 512
 
 

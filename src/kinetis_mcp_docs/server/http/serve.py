@@ -25,18 +25,23 @@ from .guard import ip_address, is_loopback
 from .settings import ALLOWED_HOSTS, MULTIPROCESS_DIR, Settings, SettingsError
 
 FACTORY = "kinetis_mcp_docs.server.http:create_app"
-# uvicorn's httptools protocol with the bounds it lacks (see `connection`), or its h11 twin
-# where httptools cannot be imported (no wheel for PyPy), as uvicorn itself falls back.
-PROTOCOL = "kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol"
-H11_PROTOCOL = "kinetis_mcp_docs.server.http.connection_h11:BoundedH11Protocol"
 ROUTE = "/api/mcp"
 PRIVATE = "KINETIS_DOCS_PRIVATE"
 LOOPBACK_HOSTNAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 # The modules of the http extra that the route imports, some only when an option asks for
 # one (Redis, the metrics, a ranking): without the extra, `serve --http` must say so at
 # once, in one line, rather than in a traceback when a module is first needed. httptools
-# and uvloop are left out: uvicorn does without them.
-EXTRA_MODULES = ("uvicorn", "limits", "redis", "prometheus_client", "tantivy", "zstandard")
+# is the parser the route's bounded protocol is built on (see `connection`): there is no
+# second protocol to fall back to. uvloop is left out: uvicorn does without it.
+EXTRA_MODULES = (
+    "uvicorn",
+    "httptools",
+    "limits",
+    "redis",
+    "prometheus_client",
+    "tantivy",
+    "zstandard",
+)
 
 
 def missing_extra() -> str | None:
@@ -98,6 +103,7 @@ def _run(
 ) -> int:
     import uvicorn  # noqa: PLC0415 - only the HTTP route needs it
 
+    from .connection import BoundedHttpToolsProtocol  # noqa: PLC0415 - imports uvicorn
     from .drain import DrainingServer  # noqa: PLC0415 - imports uvicorn
     from .workers import Workers  # noqa: PLC0415
 
@@ -107,7 +113,9 @@ def _run(
         host=host,
         port=port,
         workers=workers,
-        http=PROTOCOL if importlib.util.find_spec("httptools") else H11_PROTOCOL,
+        # The class, not its import string: uvicorn takes a class in every release, and an
+        # import string only from 0.32 on.
+        http=BoundedHttpToolsProtocol,
         ws="none",  # no WebSocket: an upgrade would hand the connection past the bounds
         # The route reads X-Forwarded-For itself, from trusted proxies only.
         proxy_headers=False,

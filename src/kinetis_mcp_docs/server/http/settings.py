@@ -27,6 +27,8 @@ with uvicorn workers) configured by the same variables runs the same route.
   `access_log`); `text` or nothing, none of the route's own (uvicorn's line, if on).
 - `KINETIS_DOCS_DRAIN_SECONDS`: after SIGTERM, how long `serve --http` goes on answering
   while readiness says 503, before it stops accepting (5; 0 stops at once).
+- `KINETIS_DOCS_BODY_MEMORY`: MiB of request bodies a worker holds at once (64, at least
+  4); a body that does not fit is 503 before it is read (see `body_budget`).
 
 Both switches read `true`, `1`, `yes` as true and `false`, `0`, `no` or nothing as false,
 in any case; anything else is refused, since a mistyped switch that silently meant "public"
@@ -40,6 +42,8 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from .body_budget import DEFAULT_BODY_MEMORY_MIB, MIN_BODY_MEMORY_MIB
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -103,6 +107,7 @@ class Settings:
     metrics: bool = False
     access_log: str = ACCESS_LOG_FORMATS[0]
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
+    body_memory: int = DEFAULT_BODY_MEMORY_MIB << 20  # bytes
 
     @property
     def dark(self) -> bool:
@@ -150,7 +155,26 @@ class Settings:
             metrics=_switch(env, "KINETIS_DOCS_METRICS"),
             access_log=access_log,
             drain_seconds=_drain_seconds(env),
+            body_memory=_body_memory(env),
         )
+
+
+def _body_memory(env: Mapping[str, str]) -> int:
+    text = env.get("KINETIS_DOCS_BODY_MEMORY")
+    if text is None:
+        return DEFAULT_BODY_MEMORY_MIB << 20
+    try:
+        mib = int(text)
+    except ValueError:
+        mib = 0
+    if mib < MIN_BODY_MEMORY_MIB:
+        raise SettingsError.of(
+            "KINETIS_DOCS_BODY_MEMORY",
+            text,
+            f"not a whole number of MiB from {MIN_BODY_MEMORY_MIB} (the largest body and "
+            "room for ordinary ones)",
+        )
+    return mib << 20
 
 
 def _drain_seconds(env: Mapping[str, str]) -> float:

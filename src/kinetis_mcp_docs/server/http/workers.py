@@ -12,7 +12,14 @@ parent bound, and:
   the parent's forwarded one as one);
 - starts a worker again if one dies while the server runs, unless it died before it
   started serving (its application failed to load, say: every restart would fail the
-  same way), which stops them all, with the status 3 uvicorn gives that failure.
+  same way), which stops them all, with the status 3 uvicorn gives that failure; and
+  before it starts the next, marks the one that died dead for the metrics, whose gauges
+  are summed over live workers only (see `metrics`).
+
+A worker watches its supervisor too: should the parent die without stopping it (SIGKILL,
+the OOM killer, a crash), the worker is reparented, sees so within a tick, and stops
+(see `drain.DrainingServer`), so that no worker serves on unsupervised and a restarted
+service can bind the port again.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import threading
 
 from ..display import say
 from .drain import DrainingServer
+from .settings import MULTIPROCESS_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,10 +47,27 @@ STARTUP_FAILURE = 3
 _WATCH_SECONDS = 0.5
 
 
-def _serve_worker(config: uvicorn.Config, listening: socket.socket, drain_seconds: float) -> None:
-    """One worker, in its own process: the route on `listening` until it is told to stop."""
+def dead_for_metrics(pid: int) -> None:
+    """Take worker `pid`'s gauges out of the figures every worker sums (`--metrics`).
+
+    A worker that ends as it should does this itself (`RouteMetrics.close`); one that was
+    killed left its files behind, and a gauge summed as the minimum over live workers
+    (ready, pages, the index's age) went on counting a process that no longer exists: a
+    worker killed while it built its index kept `kinetis_docs_ready` at 0 for good."""
+    directory = os.environ.get(MULTIPROCESS_DIR)
+    if directory:
+        from prometheus_client.multiprocess import mark_process_dead  # noqa: PLC0415
+
+        mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]
+
+
+def _serve_worker(
+    config: uvicorn.Config, listening: socket.socket, drain_seconds: float, parent: int
+) -> None:
+    """One worker, in its own process: the route on `listening` until it is told to stop,
+    or until its supervisor, process `parent`, is gone."""
     config.configure_logging()
-    server = DrainingServer(config, drain_seconds, worker=True)
+    server = DrainingServer(config, drain_seconds, parent=parent)
     # The parent stops the workers and reports what there is to report.
     with contextlib.suppress(KeyboardInterrupt):
         server.run(sockets=[listening])
@@ -90,7 +115,7 @@ class Workers:
     def _start(self) -> BaseProcess:
         process = self._context.Process(
             target=_serve_worker,
-            args=(self._config, self._listening, self._drain_seconds),
+            args=(self._config, self._listening, self._drain_seconds, os.getpid()),
             name="kinetis-docs worker",
         )
         process.start()
@@ -123,6 +148,8 @@ class Workers:
                 running.append(process)
                 continue
             process.join()
+            if process.pid is not None:
+                dead_for_metrics(process.pid)
             if self._stopping:
                 continue
             if process.exitcode == STARTUP_FAILURE:
