@@ -12,12 +12,11 @@ import json
 import os
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.support.http import HttpServer, clean_environ, serve_http_argv, tool_text
+from tests.support.http import HttpServer, clean_environ, serve_http_argv
 from tests.support.processes import cpu_seconds, peak_rss_kib
 
 from benchmarks import http_tree
@@ -27,7 +26,6 @@ from benchmarks.http_peer import plain_search
 from benchmarks.report import Row, X, summary, times
 from benchmarks.stage import PROJECT_ROOT
 from benchmarks.wire import BenchError
-from kinetis_mcp_docs.server.tools.site_tools import MAX_LIMIT, MAX_QUERY_WORDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -204,16 +202,15 @@ def _ms(seconds: float) -> str:
 
 
 def search_in_process(bench: Bench) -> list[Row]:
-    """`search_docs` over the tree in this process: the tool call, the tree check included;
-    then the worst query the tool admits, alone and beside an ordinary search."""
+    """`search_docs` over the tree in this process: the tool call, the tree check included."""
     from kinetis_mcp_docs.server.application import DocsApplication  # noqa: PLC0415
 
     root, _ = _tree(bench)
     application = DocsApplication(pages_root=os.fspath(root))
     tools = application.site_tools()
     try:
+        # The worst admissible query is searched for, not built, in `search_cost`.
         rows = _ordinary_searches(bench, tools, root)
-        rows += _worst_query(bench, tools)
     finally:
         application.close()
     return rows
@@ -258,79 +255,3 @@ def _ordinary_searches(bench: Bench, tools: Toolset, root: Path) -> list[Row]:
             ),
         )
     ]
-
-
-def _worst_query(bench: Bench, tools: Toolset) -> list[Row]:
-    """The costliest query `search_docs` admits: as many different tokens as it takes, each
-    found in no page and not one run of word characters, so that every page's text is
-    checked for each; the slowest such tokens of the tree, measured one by one."""
-
-    def seconds(query: str, limit: int = MAX_LIMIT) -> float:
-        began = time.perf_counter()
-        result = tools.call("search_docs", {"query": query, "limit": limit})
-        elapsed = time.perf_counter() - began
-        if result.get("isError"):
-            raise BenchError(f"search_docs refused {query!r}: {result}")
-        return elapsed
-
-    letters, marks = "etaoinsr", ".,;:-!?"
-    shapes = [a + b for a in marks for b in marks]
-    shapes += [a + mark + b for a in letters[:4] for mark in marks[:3] for b in letters[:4]]
-    absent = [token for token in shapes if not _found(tools, token)]
-    slowest = sorted(absent, key=seconds, reverse=True)[:MAX_QUERY_WORDS]
-    query = " ".join(slowest)
-    repeats = max(3, bench.settings.repeats // 5)
-    alone = [seconds(query) for _ in range(repeats)]
-    ordinary = http_tree.queries()[SEARCH_QUERY_KIND]
-    stop = threading.Event()
-
-    def keep_searching() -> None:
-        while not stop.is_set():
-            seconds(query)
-
-    worst = threading.Thread(target=keep_searching)
-    worst.start()
-    try:
-        beside = [seconds(ordinary, 5) for _ in range(max(20, bench.settings.repeats))]
-    finally:
-        stop.set()
-        worst.join()
-    worst_s, beside_p50 = statistics.median(alone), statistics.median(beside)
-    return [
-        Row(
-            f"`search_docs`, the worst admissible query ({MAX_QUERY_WORDS} tokens), in-process",
-            _ms(worst_s),
-            "—",
-            "—",
-            "≤ 1 s",
-            worst_s <= 1.0,
-            data={"ours_s": summary(alone), "query": query},
-            note=(
-                f"{MAX_QUERY_WORDS} different tokens (the most the tool admits), each in no "
-                "page and holding punctuation, so the word index cannot answer it and every "
-                "page's text is checked for it: the slowest such tokens over this tree, "
-                "measured one by one. The cost is linear in the tree's text (about one pass "
-                "per token); the tool refuses more tokens, or more than 1,000 characters."
-            ),
-        ),
-        Row(
-            "`search_docs` (two words) while the worst query runs, in-process (p50)",
-            _ms(beside_p50),
-            "—",
-            f"1/{worst_s / beside_p50:.0f} of the worst query",
-            "≤ 1/10 of the worst query",
-            beside_p50 <= worst_s / 10,
-            data={"ours_s": summary(beside)},
-            note=(
-                "an ordinary search on one thread while another runs the worst query over and "
-                "over: searches hold no lock, so it waits only for its share of the "
-                "interpreter (and of the machine), not for the other search to end; a search "
-                "waiting on a lock would take half the worst query on average."
-            ),
-        ),
-    ]
-
-
-def _found(tools: Toolset, token: str) -> bool:
-    result = tools.call("search_docs", {"query": token, "limit": 1})
-    return bool(json.loads(tool_text(result))["results"])

@@ -268,7 +268,9 @@ def _shapes(quick: bool) -> tuple[dict[str, Shape], list[Shape]]:
         Shape(
             "a request head of 300 headers, 30 KiB (read)", _raw([many + b"ping"], 400), 50, HEAD
         ),
-        Shape("a request head a byte a write (400 past 32 reads)", _raw(crumbs, 400), 20, HEAD),
+        Shape(
+            "a request head a byte a write (400 past its free reads)", _raw(crumbs, 400), 20, HEAD
+        ),
         Shape(
             "a 2 MB body in 1 KiB writes",
             _raw(_raw_body(upload, 1024), 200),
