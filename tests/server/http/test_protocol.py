@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.server.http.rpc import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from kinetis_mcp_docs.server.http.envelope import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
 from kinetis_mcp_docs.server.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,

@@ -22,7 +22,8 @@ For every request to the route, in order:
    received pass the cap, never buffered beyond it;
 8. a body the worker's budget for bodies held at once has no room for is 503 with
    `Retry-After`, before it is read (see `body_budget`);
-9. JSON-RPC, as `rpc` says. A method that reads pages runs on a worker thread.
+9. JSON-RPC: the envelope as `envelope` reads it, then the method, one of
+   `methods.RouteMethods`. A method that reads pages runs on a worker thread.
 
 `/healthz` and `/readyz` (see `probes`) answer in every mode, with no token and no limit:
 they carry no documentation. `/metrics` answers only when metrics are on (see `metrics`).
@@ -60,22 +61,22 @@ from .answers import (
     text_answer,
 )
 from .body_budget import RETRY_AFTER_SECONDS, BodyBudget
-from .guard import RebindingGuard
-from .headers import RequestHeaders
-from .keys import AddressKeys, token_key
-from .lifecycle import Lifecycle
-from .probes import HEALTH_PATH, HEALTHY, PROBE_PATHS, probe_answer
-from .ratelimit import RateLimit
-from .rpc import (
-    Fixed,
+from .envelope import (
+    Call,
     Reply,
     called_tool,
     error_reply,
     read_call,
     result_body,
-    route_methods,
     version_refusal,
 )
+from .guard import RebindingGuard
+from .headers import RequestHeaders
+from .keys import AddressKeys, token_key
+from .lifecycle import Lifecycle
+from .methods import Fixed, route_methods
+from .probes import HEALTH_PATH, HEALTHY, PROBE_PATHS, probe_answer
+from .ratelimit import RateLimit
 from .settings import Settings
 
 TYPE_CHECKING = False
@@ -239,17 +240,14 @@ class McpRoute:
         if log is not None:
             log.write(scope, request_id, note, status, elapsed)
 
-    async def _answer(  # noqa: PLR0912, PLR0915 - the hot path written out: see below
-        self, scope: Scope, receive: Receive, note: Note | None
-    ) -> Answer | None:
+    async def _answer(self, scope: Scope, receive: Receive, note: Note | None) -> Answer | None:
         """What to answer the request `scope` is; None when the client left before its body
         was whole (there is no one to answer). `note`, when given, gets the JSON-RPC method,
         the tool and the rate-limit key, for the access log and the metrics.
 
-        This runs for every request, so its common case is written out here rather than
-        spread over helpers: each call of a Python function costs about what a dictionary
-        lookup costs twenty times, and the route's own work was most of a request's cost.
-        Every check runs, in the order the module's docstring gives.
+        The checks run in the order the module's docstring gives, a phase each: the path,
+        the dark route, the rebinding guard, the token and the rate limit's key, the limit,
+        what the head alone refuses, the body's room in the budget, then the call.
         """
         path = scope["path"]
         if path != ROUTE:
@@ -266,6 +264,35 @@ class McpRoute:
         if len(values) < len(raw):
             headers = RequestHeaders(raw)
             values, repeated = headers.values, headers.repeated
+        refused = self._rebinding(scope, values, repeated)
+        if refused is not None:
+            return refused
+        presented, denied = self._credentials(values, repeated)
+        key = self._key(scope, values, presented, denied)
+        if note is not None:
+            note.key = key
+        memory = self._memory
+        wait = memory.hit(key) if memory is not None else await self._limit.retry_after(key)
+        if wait:
+            if note is not None:
+                note.limited = True
+            return self._limited(wait)
+        refused = _refused_by_head(scope["method"], values, repeated, denied)
+        if refused is not None:
+            return refused
+        size = _body_size(values)
+        bodies = self._bodies
+        if not bodies.reserve(size):
+            return BODIES_FULL
+        try:
+            return await self._called(receive, values, repeated, note)
+        finally:
+            bodies.release(size)
+
+    def _rebinding(
+        self, scope: Scope, values: dict[bytes, bytes], repeated: frozenset[str]
+    ) -> Answer | None:
+        """The DNS-rebinding guard's refusal (421, 403), or None."""
         server = scope.get("server")
         local = server[0] if server else None
         host = values.get(b"host")
@@ -284,87 +311,53 @@ class McpRoute:
             )
         if status:
             return BAD_HOST if status == 421 else BAD_ORIGIN
-        method = scope["method"]
+        return None
+
+    def _credentials(
+        self, values: dict[bytes, bytes], repeated: frozenset[str]
+    ) -> tuple[bytes | None, str | None]:
+        """The token presented, and why it is refused (None: it is not)."""
         authorization = values.get(b"authorization")
         if self._token is None and authorization is None:
-            presented = denied = None  # the common case of a public route: nothing to check
-        else:
-            presented = access.presented_token(
-                None if authorization is None else authorization.decode("latin-1")
-            )
-            denied = access.refusal(self._token, presented, repeated="authorization" in repeated)
-        if presented is not None and denied is None and self._token_key is not None:
-            key = self._token_key  # verified: a made-up token is never a key, nor a fresh budget
-        else:
-            client = scope.get("client")
-            peer = client[0] if client else None
-            forwarded = values.get(b"x-forwarded-for")
-            if forwarded is None:
-                # A peer's own key, once worked out, is a lookup (peers are few; bounded).
-                known = self._peer_keys.get(peer)
-                if known is None:
-                    known = self._addresses.key(peer, None)
-                    if len(self._peer_keys) < _REMEMBERED_PEERS:
-                        self._peer_keys[peer] = known
-                key = known
-            else:
-                key = self._addresses.key(peer, forwarded.decode("latin-1"))
-        if note is not None:
-            note.key = key
-        memory = self._memory
-        wait = memory.hit(key) if memory is not None else await self._limit.retry_after(key)
-        if wait:
-            if note is not None:
-                note.limited = True
-            return self._limited(wait)
-        if denied is not None and method != "OPTIONS":
-            return UNAUTHORIZED[denied]
-        if method != "POST":
-            return OPTIONS_ANSWER if method == "OPTIONS" else NOT_ALLOWED
-        coding = values.get(b"content-encoding")
-        if coding is not None and not _identity(coding):
-            return NOT_IDENTITY
-        transfer = values.get(b"transfer-encoding")
-        if transfer is not None and transfer.strip(b" \t").lower() != b"chunked":
-            return NOT_CHUNKED  # llhttp undoes `chunked` alone, and passes the rest on as is
-        content_type = values.get(b"content-type", b"")
-        if (
-            content_type != b"application/json"
-            and content_type.split(b";", 1)[0].strip().lower() != b"application/json"
-        ):
-            return NOT_JSON
-        declared = values.get(b"content-length")
-        if (
-            declared is not None
-            and len(declared) >= _MAX_BODY_DIGITS
-            and declared.strip().isdigit()
-            and int(declared) > MAX_BODY_BYTES
-        ):
-            return TOO_LARGE
-        if b"mcp-protocol-version" in values:
-            refused = version_refusal(values, repeated)
-            if refused is not None:
-                return refused.status, refused.body, [NO_STORE, JSON, length(refused.body)]
-        if transfer is not None:
-            size = MAX_BODY_BYTES  # chunked: its length is not known before it is read
-        else:
-            size = int(declared) if declared is not None and declared.isdigit() else 0
-        bodies = self._bodies
-        if not bodies.reserve(size):
-            return BODIES_FULL
-        try:
-            return await self._called(receive, values, repeated, note)
-        finally:
-            bodies.release(size)
+            return None, None  # the common case of a public route: nothing to check
+        presented = access.presented_token(
+            None if authorization is None else authorization.decode("latin-1")
+        )
+        denied = access.refusal(self._token, presented, repeated="authorization" in repeated)
+        return presented, denied
 
-    async def _called(  # noqa: PLR0912 - the hot path written out: see `_answer`
+    def _key(
+        self,
+        scope: Scope,
+        values: dict[bytes, bytes],
+        presented: bytes | None,
+        denied: str | None,
+    ) -> str:
+        """The rate-limit key: the token once verified, else the client's address."""
+        if presented is not None and denied is None and self._token_key is not None:
+            return self._token_key  # verified: a made-up token is never a key, nor a budget
+        client = scope.get("client")
+        peer = client[0] if client else None
+        forwarded = values.get(b"x-forwarded-for")
+        if forwarded is not None:
+            return self._addresses.key(peer, forwarded.decode("latin-1"))
+        # A peer's own key, once worked out, is a lookup (peers are few; bounded).
+        known = self._peer_keys.get(peer)
+        if known is None:
+            known = self._addresses.key(peer, None)
+            if len(self._peer_keys) < _REMEMBERED_PEERS:
+                self._peer_keys[peer] = known
+        return known
+
+    async def _called(
         self,
         receive: Receive,
         values: dict[bytes, bytes],
         repeated: frozenset[str],
         note: Note | None,
     ) -> Answer | None:
-        """The answer to a request admitted this far: its body read, its call run."""
+        """The answer to a request admitted this far: its body read, the JSON-RPC envelope
+        checked, its method run."""
         message = await receive()
         if message["type"] != "http.request":
             return None  # the client went away before its body was whole: no one to answer
@@ -378,25 +371,7 @@ class McpRoute:
         try:
             call = read_call(body, values, repeated, self._methods)
             if type(call) is tuple:
-                run, request_id, params, name = call
-                if note is not None:
-                    note.method = name
-                    note.tool = called_tool(call)
-                try:
-                    if type(run) is Fixed:
-                        result: object = run.result
-                    elif run.blocking:
-                        loop = asyncio.get_running_loop()
-                        result = await loop.run_in_executor(
-                            self._threads, self._methods.run, run, params
-                        )
-                    else:
-                        result = self._methods.run(run, params)
-                except RpcError as error:
-                    refused = error_reply(request_id, error)
-                    return refused.status, refused.body, [NO_STORE, JSON, length(refused.body)]
-                answer = result_body(request_id, result)
-                return 200, answer, [NO_STORE, JSON, length(answer)]
+                return await self._run(call, note)
             reply = cast("Reply", call)  # not a Call: `type` narrows no further
             if note is not None:
                 note.method = reply.name
@@ -407,6 +382,27 @@ class McpRoute:
         if not reply.body:
             return reply.status, b"", [NO_STORE, EMPTY]
         return reply.status, reply.body, [NO_STORE, JSON, length(reply.body)]
+
+    async def _run(self, call: Call, note: Note | None) -> Answer:
+        """The answer of the method `call` names: a fixed result as it is, a method that
+        reads pages on a worker thread, any other here; an error as its code."""
+        run, request_id, params, name = call
+        if note is not None:
+            note.method = name
+            note.tool = called_tool(call)
+        try:
+            if type(run) is Fixed:
+                result: object = run.result
+            elif run.blocking:
+                loop = asyncio.get_running_loop()
+                result = await loop.run_in_executor(self._threads, self._methods.run, run, params)
+            else:
+                result = self._methods.run(run, params)
+        except RpcError as error:
+            refused = error_reply(request_id, error)
+            return refused.status, refused.body, [NO_STORE, JSON, length(refused.body)]
+        answer = result_body(request_id, result)
+        return 200, answer, [NO_STORE, JSON, length(answer)]
 
     async def _elsewhere(self, trimmed: str, scope: Scope) -> Answer:
         """A request for a path other than the route's (`trimmed` of trailing slashes): a
@@ -468,6 +464,52 @@ class McpRoute:
                 length(_LIMITED_BODY),
             ],
         )
+
+
+def _refused_by_head(
+    method: str, values: dict[bytes, bytes], repeated: frozenset[str], denied: str | None
+) -> Answer | None:
+    """What the head alone refuses, before the body is read: a token denied, a method but
+    `POST`, a coding, a transfer coding or a type the route does not read, a declared body
+    over the cap, a protocol version the route does not speak. None: read the body."""
+    if denied is not None and method != "OPTIONS":
+        return UNAUTHORIZED[denied]
+    if method != "POST":
+        return OPTIONS_ANSWER if method == "OPTIONS" else NOT_ALLOWED
+    coding = values.get(b"content-encoding")
+    if coding is not None and not _identity(coding):
+        return NOT_IDENTITY
+    transfer = values.get(b"transfer-encoding")
+    if transfer is not None and transfer.strip(b" \t").lower() != b"chunked":
+        return NOT_CHUNKED  # llhttp undoes `chunked` alone, and passes the rest on as is
+    content_type = values.get(b"content-type", b"")
+    if (
+        content_type != b"application/json"
+        and content_type.split(b";", 1)[0].strip().lower() != b"application/json"
+    ):
+        return NOT_JSON
+    declared = values.get(b"content-length")
+    if (
+        declared is not None
+        and len(declared) >= _MAX_BODY_DIGITS
+        and declared.strip().isdigit()
+        and int(declared) > MAX_BODY_BYTES
+    ):
+        return TOO_LARGE
+    if b"mcp-protocol-version" in values:
+        refused = version_refusal(values, repeated)
+        if refused is not None:
+            return refused.status, refused.body, [NO_STORE, JSON, length(refused.body)]
+    return None
+
+
+def _body_size(values: dict[bytes, bytes]) -> int:
+    """What a body counts against the budget: its declared length, or the cap for a
+    chunked one, whose length is not known before it is read."""
+    if b"transfer-encoding" in values:
+        return MAX_BODY_BYTES
+    declared = values.get(b"content-length")
+    return int(declared) if declared is not None and declared.isdigit() else 0
 
 
 def _identity(coding: bytes) -> bool:

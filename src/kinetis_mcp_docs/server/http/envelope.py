@@ -1,4 +1,4 @@
-"""JSON-RPC over one HTTP POST: the route's envelope rules, header checks and methods.
+"""JSON-RPC over one HTTP POST: what the route reads of a body before it runs a method.
 
 Stateless: every request carries what it needs, and no method depends on an earlier
 `initialize`. A request in the `2026-07-28` revision names its version in
@@ -16,13 +16,13 @@ an unreadable `id` (`-32600` under null), the envelope (`-32600` under the id), 
 HTTP 404), then the method itself, whose exceptions become codes through the
 application's one error table. The envelope is read by the stdio server's own checks
 (`protocol.jsonrpc`); only the notification rule and the batch message are the route's.
+The methods themselves are `methods.RouteMethods`.
 """
 
 from __future__ import annotations
 
 from ..codec import LongInteger, dumps, loads
-from ..errors import ERRORS
-from ..protocol.dispatch import Method, MethodTable
+from ..protocol.dispatch import Method
 from ..protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -46,7 +46,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..application import DocsApplication
+    from ..protocol.dispatch import MethodTable
 
 HEADER_MISMATCH = -32020
 UNSUPPORTED_PROTOCOL_VERSION = -32022
@@ -54,8 +54,6 @@ SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2
 NEWEST_VERSION = SUPPORTED_VERSIONS[-1]
 _SUPPORTED = frozenset(SUPPORTED_VERSIONS)
 VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
-SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
-TTL_MS = 60_000
 # The most `[`, `{` and `,` bytes a body may hold. Every JSON value past a body's first needs
 # one of them, and a request to this route holds a few dozen. Parsing is the one cost that
 # grows with what a body holds rather than with its size: 2 MiB of nested arrays cost a
@@ -126,17 +124,6 @@ def called_tool(call: Call) -> str | None:
     """The tool a `tools/call` names, as sent; None for any other method."""
     tool = call[2].get("name") if call[3] == "tools/call" else None
     return tool if isinstance(tool, str) else None
-
-
-class Fixed(Method):
-    """A method whose result never changes, encoded once: the route answers with `result`
-    without calling anything."""
-
-    __slots__ = ("result",)
-
-    def __init__(self, result: Encoded) -> None:
-        super().__init__(lambda _params: result)
-        self.result = result
 
 
 _HEAD = b'{"jsonrpc":"2.0","id":'
@@ -302,64 +289,4 @@ def _unsupported(requested: str | None) -> RpcError | None:
 def _mismatch(header: str, member: str) -> RpcError:
     return RpcError(
         HEADER_MISMATCH, f"Header mismatch: {_SPELLING[header]} disagrees with the body's {member}"
-    )
-
-
-def route_methods(application: DocsApplication) -> MethodTable:
-    """The route's five methods over `application`, under the application's error table."""
-    info = application.server_info
-    meta = {SERVER_INFO_META_KEY: info}
-    capabilities = {"tools": {"listChanged": False}}
-    tools = application.site_tools()
-    listed = Encoded(
-        {
-            "_meta": meta,
-            "resultType": "complete",
-            "tools": tools.definitions(),
-            "ttlMs": TTL_MS,
-            "cacheScope": "public",
-        }
-    )
-    discovered = Encoded(
-        {
-            "_meta": meta,
-            "resultType": "complete",
-            "supportedVersions": list(SUPPORTED_VERSIONS),
-            "capabilities": capabilities,
-            "ttlMs": TTL_MS,
-            "cacheScope": "public",
-        }
-    )
-
-    # Every result but a tool's is one of a few fixed documents: each is encoded once.
-    initialized = {
-        version: Encoded(
-            {
-                "resultType": "complete",
-                "protocolVersion": version,
-                "capabilities": capabilities,
-                "serverInfo": info,
-            }
-        )
-        for version in SUPPORTED_VERSIONS
-    }
-    newest = initialized[NEWEST_VERSION]
-    pong = Encoded({})
-
-    def initialize(params: dict[str, object]) -> object:
-        asked = params.get("protocolVersion")
-        return initialized.get(asked, newest) if isinstance(asked, str) else newest
-
-    def call_tool(params: dict[str, object]) -> object:
-        return {"resultType": "complete", **tools.call(params.get("name"), params.get("arguments"))}
-
-    return MethodTable(
-        {
-            "initialize": Method(initialize),
-            "ping": Fixed(pong),
-            "server/discover": Fixed(discovered),
-            "tools/list": Fixed(listed),
-            "tools/call": Method(call_tool, blocking=True),
-        },
-        ERRORS,
     )
