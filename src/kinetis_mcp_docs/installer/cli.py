@@ -279,6 +279,28 @@ class _Seconds(click.FloatRange):
 
 _SECONDS = _Seconds(min=0, min_open=True)
 
+
+class _Whole(click.IntRange):
+    """A whole number in a range, refused as `what` it must be: click's own words for
+    `--port abc` are `'abc' is not a valid integer range`."""
+
+    def __init__(self, what: str, minimum: int, maximum: int | None = None) -> None:
+        super().__init__(min=minimum, max=maximum)
+        self.what = what
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            number = int(value.strip() if isinstance(value, str) else value)
+        except (TypeError, ValueError):
+            number = None
+        if number is None or number < (self.min or 0) or (self.max and number > self.max):
+            self.fail(f"{value!r} is not {self.what}", param, ctx)
+        return number
+
+
+_PORT = _Whole("a port number, from 0 to 65535 (0 picks a free port)", 0, 65535)
+_ONE_OR_MORE = _Whole("a whole number from 1 up", 1)
+
 _HTTP_ONLY = (
     "host",
     "port",
@@ -311,7 +333,7 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 @click.option("--http", "http", is_flag=True, help="Serve MCP over HTTP at POST /api/mcp.")
 @click.option("--host", default=None, help="--http: address to bind.  [default: 127.0.0.1]")
 @click.option(
-    "--port", type=click.IntRange(0, 65535), default=None, help="--http: port.  [default: 8000]"
+    "--port", type=_PORT, default=None, help="--http: port; 0 picks a free one.  [default: 8000]"
 )
 @click.option(
     "--private",
@@ -319,12 +341,10 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
     default=None,
     help="--http: keep the route dark (404) until MCP_ENABLED=true and MCP_BEARER_TOKEN are set.",
 )
-@click.option(
-    "--workers", type=click.IntRange(min=1), default=None, help="--http: worker processes."
-)
+@click.option("--workers", type=_ONE_OR_MORE, default=None, help="--http: worker processes.")
 @click.option(
     "--rate-limit",
-    type=click.IntRange(min=1),
+    type=_ONE_OR_MORE,
     default=None,
     help="--http: requests per minute per client.  [default: 60]",
 )
@@ -375,7 +395,7 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 )
 @click.option(
     "--max-connections",
-    type=click.IntRange(min=1),
+    type=_ONE_OR_MORE,
     default=None,
     metavar="N",
     help="--http: connections per worker; the oldest idle one makes room.  [default: 1000]",
