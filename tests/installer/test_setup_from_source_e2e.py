@@ -171,7 +171,8 @@ def _assert_a_due_start_and_update_from_a_plain_shell_look_in_the_wheelhouse(
         ),
         (
             f"It is a source install of {checkout}, which takes the checkout's changes with "
-            f"`cd '{checkout}' && git pull && .venv/bin/nox -s setup_from_source` (add `-- codex` "
-            "for Codex)"
+            f"`cd '{checkout}' && git pull && python3 -m venv .venv && .venv/bin/python -m pip "
+            f"install 'nox[uv]' && KINETIS_MCP_DOCS_DIR={machine.install} .venv/bin/python -m "
+            "nox -s setup_from_source` (add `-- codex` for Codex; `status` names each client's)"
         ),
     ]

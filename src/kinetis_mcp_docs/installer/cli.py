@@ -175,7 +175,7 @@ def setup(client: str | None) -> None:
 
     with terminations_raised():
         result = run_setup(client, say=_say)
-    pages = f", pages from {result.pages}" if result.pages else ""
+    pages = f", pages from {result.pages_shown}" if result.pages_shown else ""
     click.echo(
         f"Registered {result.client.label} server kinetis-docs (kinetis-mcp-docs "
         f"{result.version}, installed in {result.root}{pages}); check it with "
