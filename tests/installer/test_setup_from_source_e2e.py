@@ -79,7 +79,7 @@ def _nox(checkout: Path, env: Mapping[str, str], *posargs: str) -> None:
 
 
 @pytest.mark.once_per_run  # it builds a wheelhouse of every dependency: the same anywhere
-def test_setup_from_source_serves_the_checkouts_docs_and_keeps_the_wheelhouse_codex_updates_from(
+def test_setup_from_source_serves_the_users_own_pages_and_its_updates_find_the_wheels(
     tmp_path: Path,
     build_wheelhouse: Path,
     checkout: Path,
@@ -91,12 +91,16 @@ def test_setup_from_source_serves_the_checkouts_docs_and_keeps_the_wheelhouse_co
         wheelhouse_pip_env(build_wheelhouse),
         {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"},
     )
+    # A directory of pages of the user's own, read in place: the session once set the
+    # variable to the checkout's docs/ whatever the user had set.
+    docs = tmp_path / "my pages"
+    docs.mkdir()
+    (docs / "index.md").write_text("# My own pages\n")
 
-    # Offline: the registered server reads the checkout's own docs/.
-    _nox(checkout, machine.env, "codex")
+    # Offline: the registered server reads the user's pages.
+    _nox(checkout, machine.env | {"KINETIS_MCP_DOCS_PAGES": os.fspath(docs)}, "codex")
 
     entry = machine.codex.registrations()["kinetis-docs"]
-    docs = checkout / "docs"
     argv = machine.registered_argv("--docs-dir", os.fspath(docs))
     assert [entry["command"], *entry["args"]] == argv
     wheelhouse = checkout / "build" / "wheelhouse"
@@ -115,9 +119,9 @@ def test_setup_from_source_serves_the_checkouts_docs_and_keeps_the_wheelhouse_co
     _assert_a_due_codex_start_updates(machine, entry)
     _assert_a_due_start_and_update_from_a_plain_shell_look_in_the_wheelhouse(machine, checkout)
 
-    # A docs change shows in the next read, with no reinstall.
-    (docs / "index.md").write_text("# Changed in the checkout\n")
-    assert index_page(argv, entry["launch_env"]) == "# Changed in the checkout\n"
+    # Pages read in place: an edit shows in the next read, with no reinstall.
+    (docs / "index.md").write_text("# Changed in place\n")
+    assert index_page(argv, entry["launch_env"]) == "# Changed in place\n"
 
 
 def _origin(origin_env: Mapping[str, str]) -> dict[str, str]:
@@ -176,3 +180,37 @@ def _assert_a_due_start_and_update_from_a_plain_shell_look_in_the_wheelhouse(
             "nox -s setup_from_source` (add `-- codex` for Codex; `status` names each client's)"
         ),
     ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["codx"], "did you mean `.venv/bin/python -m nox -s setup_from_source -- codex`?"),
+        (["--liv"], "did you mean `.venv/bin/python -m nox -s setup_from_source -- --live`?"),
+        ([], "the Claude Code CLI `claude` is not on PATH"),
+    ],
+)
+def test_a_typo_or_a_missing_client_cli_is_refused_before_anything_is_built(
+    checkout: Path, arguments: list[str], said: str
+) -> None:
+    # No client CLI on PATH: only nox's own Python.
+    path = os.fspath(Path(sys.executable).parent)
+    noxfile = os.fspath(checkout / "noxfile.py")
+
+    done = subprocess.run(
+        [sys.executable, "-m", "nox", "-f", noxfile, "-s", "setup_from_source", "--", *arguments],
+        env={"PATH": path, "HOME": os.fspath(checkout.parent)},
+        capture_output=True,
+        text=True,
+        timeout=NOX_TIMEOUT,
+        check=False,
+    )
+
+    assert done.returncode == 1
+    last = (done.stdout + done.stderr).splitlines()[-1]
+    assert last.startswith("nox > Session setup_from_source aborted: "), last
+    assert said in last
+    assert last.endswith("Nothing was built.")
+    # Once refused only by setup, after 9 to 19 s of building every wheel.
+    assert not (checkout / "build").exists()
+    assert not (checkout / ".nox" / "setup_from_source" / "tmp" / "kinetis-docs").exists()
