@@ -284,7 +284,9 @@ def test_status_shows_an_http_registration_as_its_url_never_a_header_value(
     result = machine.run("status")
     code, report = _status_json(machine)
 
-    assert result.returncode == code == 1
+    # A user of the HTTP route alone needs no install: once exit status 1, `Nothing is
+    # installed`, while the client was connected.
+    assert result.returncode == code == 0, result.stdout
     label = "Claude Code" if kind == "claude" else "Codex"
     assert (
         f"{label}: kinetis-docs is an HTTP registration of {HTTP_URL} (headers: Authorization), "
@@ -297,6 +299,33 @@ def test_status_shows_an_http_registration_as_its_url_never_a_header_value(
     assert shown["transport"] == ("http" if kind == "claude" else "streamable_http")
     assert shown["command"] is None
     assert shown["page_read"] is None
+
+
+@pytest.mark.parametrize("kind", ["claude", "codex"])
+def test_a_user_of_the_http_route_alone_under_its_own_name_has_nothing_to_install(
+    machine: Machine, kind: str
+) -> None:
+    add_http_registration(machine, kind, "kinetis-docs-http")
+
+    result = machine.run("status")
+
+    assert result.returncode == 0, result.stdout
+    label = "Claude Code" if kind == "claude" else "Codex"
+    lines = result.stdout.splitlines()
+    assert (
+        f"  HTTP route: {label}'s kinetis-docs-http is an HTTP registration of {HTTP_URL} "
+        "(headers: Authorization): served by the route, needing no install here"
+    ) in lines
+    assert lines[-1].startswith("No problems: nothing is installed here")
+
+
+def test_with_nothing_installed_and_no_client_using_the_route_status_still_exits_1(
+    machine: Machine,
+) -> None:
+    result = machine.run("status")
+
+    assert result.returncode == 1
+    assert f"  - Nothing is installed in {machine.install}" in result.stdout.splitlines()
 
 
 def test_status_names_a_local_scope_registration_hiding_the_user_one_and_how_to_remove_it(

@@ -26,7 +26,10 @@ success is dated in the future, since a clock set back hides how long. Each is a
 pages directory a registration has; for a source install, its checkout's
 `nox -s setup_from_source`; with nothing installed, the README's command in a clone — and
 any makes the exit status 1. An HTTP registration
-of the name is shown as its URL and the names of its headers, never their values. The
+of the name is shown as its URL and the names of its headers, never their values. Nothing
+installed is no problem for a user of the HTTP route alone: with no stdio registration, a
+client registering the route (as `kinetis-docs`, or as `kinetis-docs-http`, the name the
+route's page gives it) needs no install, and status says so and exits 0. The
 report's types, and the report as text, are `status_report.py`'s.
 """
 
@@ -38,7 +41,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
+from kinetis_mcp_docs.installer.clients.base import HTTP_SERVER_NAME, SERVER_NAME, Client
 from kinetis_mcp_docs.installer.clients.known import CLIENTS
 from kinetis_mcp_docs.installer.clients.registration import Registration
 from kinetis_mcp_docs.installer.clients.scope import other_scope
@@ -120,8 +123,33 @@ def gather_status(environ: Mapping[str, str]) -> Status:
         )
         for client in CLIENTS
     ]
-    install = _install_status(root, environ, clients, problems, stranded)
+    over_http = _over_http(clients) if found in (Found.ABSENT, Found.EMPTY) else []
+    install = _install_status(root, environ, clients, problems, stranded, over_http=over_http)
     return Status(install, clients, problems)
+
+
+def _over_http(clients: list[ClientStatus]) -> list[str]:
+    """With nothing installed and no client running a stdio install: each client's HTTP
+    registration of the route, under `kinetis-docs` or the name the HTTP route's page
+    gives it, `kinetis-docs-http`. A user of the route alone needs no install."""
+    if any(client.command is not None for client in clients):
+        return []
+    found = [
+        f"{client.client}'s {SERVER_NAME} is {client.description}"
+        for client in clients
+        if client.registered and client.url is not None
+    ]
+    for client in CLIENTS:
+        cli = client.cli_on_path()
+        if cli is None:
+            continue
+        try:
+            registration = client.registration(cli, HTTP_SERVER_NAME)
+        except InstallerError:
+            continue  # a CLI that cannot answer shows no route's user
+        if registration is not None and registration.url is not None:
+            found.append(f"{client.label}'s {HTTP_SERVER_NAME} is {registration.describe()}")
+    return found
 
 
 def _stranded(root: Path) -> str | None:
@@ -298,11 +326,13 @@ def _install_status(
     clients: list[ClientStatus],
     problems: list[Problem],
     stranded: str | None,
+    *,
+    over_http: list[str],
 ) -> InstallStatus:
     chosen_by = DIR_ENVIRONMENT_VARIABLE if environ.get(DIR_ENVIRONMENT_VARIABLE) else "default"
     found = ownership(root)
     if found is not Found.OURS:
-        return _no_install(root, chosen_by, found, clients, problems)
+        return _no_install(root, chosen_by, found, clients, problems, over_http=over_http)
     layout = InstallLayout(root)
     unsafe = install_problem(layout)
     if unsafe is not None:
@@ -383,8 +413,11 @@ def _no_install(
     found: Found | Refusal,
     clients: list[ClientStatus],
     problems: list[Problem],
+    *,
+    over_http: list[str],
 ) -> InstallStatus:
-    """The install directory when it holds no install: not ours, or nothing there."""
+    """The install directory when it holds no install: not ours, or nothing there, which
+    is no problem for a user of the HTTP route alone (`over_http`)."""
     if isinstance(found, Refusal):
         problems.append(
             Problem(
@@ -393,8 +426,9 @@ def _no_install(
         )
         return InstallStatus(os.fspath(root), chosen_by, "not-ours", found.reason)
     detail = "it does not exist" if found is Found.ABSENT else "it is empty"
-    problems.append(Problem(f"Nothing is installed in {root}", _install_fix(root, clients)))
-    return InstallStatus(os.fspath(root), chosen_by, found.value, detail)
+    if not over_http:
+        problems.append(Problem(f"Nothing is installed in {root}", _install_fix(root, clients)))
+    return InstallStatus(os.fspath(root), chosen_by, found.value, detail, over_http=over_http)
 
 
 def _held_copy(layout: InstallLayout) -> HeldCopy | None:

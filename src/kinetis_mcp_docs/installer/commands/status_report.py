@@ -111,6 +111,9 @@ class InstallStatus:
     source_checkout_gone: bool | None = None
     wheelhouse_held: bool | None = None
     pages_copy: HeldCopy | None = None
+    # With nothing installed: the clients' registrations of the HTTP route, in words, which
+    # need no install.
+    over_http: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -162,8 +165,18 @@ def render(status: Status) -> list[str]:
             lines.append(f"  Package source: {install.package_source}")
         if install.source_checkout is not None:
             lines.append(f"  Source checkout: {_checkout(install, status.clients)}")
+    lines.extend(
+        f"  HTTP route: {route}: served by the route, needing no install here"
+        for route in install.over_http
+    )
     for client in status.clients:
         lines.extend(_client_lines(client))
+    if status.ok and install.over_http:
+        lines.append(
+            "No problems: nothing is installed here, and the clients that use the HTTP route "
+            "need nothing installed (`claude mcp get` shows whether the route answers)."
+        )
+        return lines
     if status.ok:
         lines.append("No problems: every client registered to this install reads its pages.")
         return lines
