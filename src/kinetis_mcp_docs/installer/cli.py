@@ -127,7 +127,7 @@ _CLIENT = click.argument("client", required=False, callback=_client_argument, me
 @click.group(cls=_Group)
 @click.version_option(package_name="kinetis-mcp-docs")
 def main() -> None:
-    """Read the current Kinetis documentation from Claude Code or Codex, over MCP.
+    """Serve documentation pages to Claude Code or Codex, over MCP.
 
     \b
       kinetis-docs setup          install, and register with Claude Code
@@ -137,14 +137,19 @@ def main() -> None:
       kinetis-docs uninstall      remove the registration, then the install
 
     The install is a virtual environment of its own, which a client's start updates at
-    most once a day within kinetis-mcp-docs>=1.0,<2.
+    most once a day within kinetis-mcp-docs>=1.0,<2. It serves the Kinetis
+    repository's pages, read live, or a directory of pages named at setup; an install
+    from a clone (`nox -s setup_from_source`) holds a copy of the clone's docs/.
 
     \b
     Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
-    Network: installing and updating need the package index (PyPI, or what
-      pip's own PIP_INDEX_URL or PIP_FIND_LINKS name); reading a page needs
+    Network: installing and updating need the package index pip is pointed
+      at: PyPI once the package is published; from a clone, the clone's own
+      wheelhouse, which `nox -s setup_from_source` builds (no network once
+      built; the install keeps a copy). Reading a page needs
       raw.githubusercontent.com (HTTPS_PROXY and SSL_CERT_FILE are honoured),
-      unless KINETIS_MCP_DOCS_PAGES named a directory of pages at setup.
+      unless KINETIS_MCP_DOCS_PAGES or KINETIS_MCP_DOCS_PAGES_COPY named a
+      directory of pages at setup.
     """
 
 
@@ -163,11 +168,15 @@ def setup(client: str | None) -> None:
 
     \b
     Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
-    Pages: from raw.githubusercontent.com, or with KINETIS_MCP_DOCS_PAGES=DIR
-      from DIR/<page>.md (a checkout's docs/, say), read on every call.
-    Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
-      PIP_FIND_LINKS, ...), and raw.githubusercontent.com for the page it
-      reads, unless KINETIS_MCP_DOCS_PAGES is set.
+    Pages: from raw.githubusercontent.com; with KINETIS_MCP_DOCS_PAGES=DIR
+      from DIR/<page>.md (a checkout's docs/, say), read on every call; with
+      KINETIS_MCP_DOCS_PAGES_COPY=DIR from a copy of them the install holds,
+      made again at every update while DIR is there.
+    Network: the package index pip is pointed at (PyPI, or pip's own
+      PIP_INDEX_URL, PIP_FIND_LINKS, ...: from a clone, its own wheelhouse),
+      and raw.githubusercontent.com for the page it reads, unless a pages
+      variable is set. An install from a clone is set up again from the clone
+      (`nox -s setup_from_source`), which this setup names when asked to.
     """
     from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
     from kinetis_mcp_docs.installer.commands.setup import run_setup  # noqa: PLC0415
@@ -227,8 +236,9 @@ def update() -> None:
 
     \b
     Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
-    Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
-      PIP_FIND_LINKS, ...).
+    Network: the package index setup recorded (PyPI, or pip's own
+      PIP_INDEX_URL, PIP_FIND_LINKS, ...); none for an install from a clone,
+      which reads its own copy of the clone's wheelhouse.
     """
     from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
     from kinetis_mcp_docs.installer.commands.update import run_update  # noqa: PLC0415
