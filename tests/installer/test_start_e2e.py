@@ -1299,7 +1299,11 @@ def test_a_spawn_outside_an_install_directory_fails_with_one_line(
     assert server.lines == []
     (line,) = server.stderr.splitlines()
     assert line.startswith("kinetis-docs: ")
-    assert "`.venv/bin/nox -s setup_from_source`" in line
+    assert line.endswith(
+        "install it again as the README says, in a clone: `python3 -m venv .venv && "
+        ".venv/bin/python -m pip install 'nox[uv]' && .venv/bin/python -m nox -s "
+        "setup_from_source`."
+    )
 
 
 def test_a_lock_that_cannot_be_taken_costs_one_line_and_the_installed_version_serves(

@@ -112,7 +112,8 @@ def main() -> int:
         _say(
             f"{_ENVIRONMENT} is not an environment of a kinetis-mcp-docs install directory "
             "(no envs/ parent with a valid .kinetis-mcp-docs marker); install it again as "
-            "the README says (from a clone: `.venv/bin/nox -s setup_from_source`)."
+            "the README says, in a clone: `python3 -m venv .venv && .venv/bin/python -m pip "
+            "install 'nox[uv]' && .venv/bin/python -m nox -s setup_from_source`."
         )
         return 1
     pin_to_environment(_STARTED_AS, _ENVIRONMENT)
