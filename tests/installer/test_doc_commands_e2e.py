@@ -277,6 +277,12 @@ def test_the_commands_of_the_pages_run_as_written_in_the_order_a_user_meets_them
             assert all("result" in frame for frame in frames), frames
         if step == "status":
             assert done.stdout.splitlines()[-1].startswith("No problems"), done.stdout
+        if step.startswith("the HTTP route"):
+            # The token the route reads, where the page once sent `$TOKEN`, set by no one.
+            route = machine.claude.registrations()["kinetis-docs-http"]
+            assert route["headers"] == {"Authorization": "Bearer s3cret"}
+            route = machine.codex.registrations()["kinetis-docs-http"]
+            assert route["bearer_token_env_var"] == "MCP_BEARER_TOKEN"
 
     assert not machine.install.exists()
     assert "kinetis-docs" not in machine.claude.registrations()
