@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import nox
@@ -213,35 +215,180 @@ def typecheck(session: nox.Session) -> None:
     session.run("mypy")
 
 
+# What `setup_from_source` accepts after `--`: the client (nothing for Claude Code), and
+# where the registered server reads its pages when not from the install's own copy of this
+# checkout's docs/.
+SETUP_CLIENTS = {"codex": ("Codex", "codex")}
+DEFAULT_CLIENT = ("Claude Code", "claude")
+SETUP_OPTIONS = {
+    "--live": "the pages of the Kinetis repository, read live",
+    "--docs-in-place": "this checkout's docs/ read in place",
+}
+PAGES_VARIABLE = "KINETIS_MCP_DOCS_PAGES"
+PAGES_COPY_VARIABLE = "KINETIS_MCP_DOCS_PAGES_COPY"
+# How a README user runs the session (in the clone, nox in its .venv).
+SESSION_COMMAND = ".venv/bin/python -m nox -s setup_from_source"
+
+
+class SetupRefused(Exception):
+    """A `setup_from_source` refused before anything is built: the one line saying why."""
+
+
+@dataclass(frozen=True)
+class SetupRequest:
+    """What `setup_from_source` was asked for: the client's argument, and its options."""
+
+    client: str | None = None
+    options: frozenset[str] = frozenset()
+
+    @property
+    def arguments(self) -> list[str]:
+        """What `kinetis-docs setup` is given: the client's argument, if any."""
+        return [] if self.client is None else [self.client]
+
+
+def _session_command(*arguments: str) -> str:
+    return " ".join([SESSION_COMMAND, *(["--", *arguments] if arguments else [])])
+
+
+def _takes() -> str:
+    options = ", ".join(f"`{option}` ({what})" for option, what in SETUP_OPTIONS.items())
+    return (
+        f"It takes `codex` for Codex (nothing for Claude Code), and {options}: "
+        f"`{_session_command('codex', '--docs-in-place')}`, say"
+    )
+
+
+def setup_request(posargs: list[str], environ: Mapping[str, str]) -> SetupRequest:
+    """`setup_from_source`'s arguments checked, with the user's pages settings they must
+    agree with; `SetupRefused` naming what a user can run instead."""
+    client: str | None = None
+    options: set[str] = set()
+    for argument in posargs:
+        if argument in SETUP_OPTIONS:
+            options.add(argument)
+            continue
+        if argument in SETUP_CLIENTS and client in (None, argument):
+            client = argument
+            continue
+        raise SetupRefused(_refusal(argument, posargs))
+    if len(options) > 1:
+        raise SetupRefused(
+            "`--live` and `--docs-in-place` ask for two places to read the pages from: give "
+            f"one, e.g. `{_session_command('--docs-in-place')}`. Nothing was built"
+        )
+    given = [name for name in (PAGES_VARIABLE, PAGES_COPY_VARIABLE) if environ.get(name)]
+    if given and options:
+        (option,) = options
+        raise SetupRefused(
+            f"`{option}` asks for {SETUP_OPTIONS[option]}, but {given[0]} is set in this shell, "
+            f"asking for {environ[given[0]]}: unset it, or run "
+            f"`{_session_command(*([client] if client else []))}` to serve what it names. "
+            "Nothing was built"
+        )
+    for name in given:
+        pages = Path(environ[name]).expanduser()
+        if not (pages / "index.md").is_file():
+            raise SetupRefused(
+                f"{name}={environ[name]} names no directory of pages (it has no index.md): "
+                "point it at one, or unset it to serve a copy of this checkout's docs/. "
+                "Nothing was built"
+            )
+    return SetupRequest(client, frozenset(options))
+
+
+def _refusal(argument: str, posargs: list[str]) -> str:
+    """The line refusing `argument` of `posargs`, with the command it may have meant."""
+    if argument.lower().startswith("claude"):
+        rest = [given for given in posargs if given != argument]
+        return (
+            f"`-- {argument}`: Claude Code is the default, so it takes no argument: "
+            f"`{_session_command(*rest)}`. Nothing was built"
+        )
+    refused = f"`-- {argument}` is not an argument of setup_from_source"
+    near = difflib.get_close_matches(argument, [*SETUP_OPTIONS, *SETUP_CLIENTS], n=1, cutoff=0.6)
+    if near:
+        corrected = [near[0] if given == argument else given for given in posargs]
+        return f"{refused}; did you mean `{_session_command(*corrected)}`? Nothing was built"
+    return f"{refused}. {_takes()}. Nothing was built"
+
+
+def refused_client(request: SetupRequest, environ: Mapping[str, str]) -> str | None:
+    """Why setup could not register with the client asked for (its CLI is not on PATH), or
+    None: said before anything is built."""
+    label, executable = SETUP_CLIENTS.get(request.client or "", DEFAULT_CLIENT)
+    if shutil.which(executable, path=environ.get("PATH", os.defpath)) is not None:
+        return None
+    again = _session_command(*request.arguments, *sorted(request.options))
+    return (
+        f"the {label} CLI `{executable}` is not on PATH, and setup registers the server "
+        f"through it: install {label}, or add the directory holding `{executable}` to PATH, "
+        f"then run `{again}` again. Nothing was built"
+    )
+
+
+def pages_environment(
+    request: SetupRequest, checkout: Path, environ: Mapping[str, str]
+) -> dict[str, str]:
+    """What tells setup where the registered server reads its pages: the user's own
+    setting when there is one (setup reads it as it is), else a copy of this checkout's
+    docs/ held by the install, the docs/ read in place (`--docs-in-place`), or the Kinetis
+    repository (`--live`)."""
+    if any(environ.get(name) for name in (PAGES_VARIABLE, PAGES_COPY_VARIABLE)):
+        return {}
+    docs = os.fspath(checkout / "docs")
+    if "--live" in request.options:
+        return {}
+    if "--docs-in-place" in request.options:
+        return {PAGES_VARIABLE: docs}
+    return {PAGES_COPY_VARIABLE: docs}
+
+
 # pip always: the install is pointed at the wheelhouse through pip's own PIP_* variables, as
-# a user's setup is, and builds the wheels with `pip wheel`.
-@nox.session(venv_backend="venv")
+# a user's setup is, and builds the wheels with `pip wheel`. No environment of nox's own:
+# the session checks what it was given first, then makes its environment, so that a typo
+# or a missing client CLI is refused before anything is built.
+@nox.session(venv_backend="none")
 def setup_from_source(session: nox.Session) -> None:
     """Install this checkout with `kinetis-docs setup` (add `-- codex` for Codex), serving
-    this checkout's own docs/; `-- --live` reads the pages from the Kinetis repository.
+    a copy of this checkout's docs/ that the install holds; `-- --live` reads the pages from
+    the Kinetis repository, `-- --docs-in-place` this checkout's docs/ as they are.
 
-    Builds the checkout and its dependencies into `build/wheelhouse`, then runs setup with
-    pip pointed at it alone (`PIP_FIND_LINKS`, `PIP_NO_INDEX`), so the install is exactly
-    this checkout. The wheelhouse stays between runs, each refreshing it: a Codex
-    registration records its path for the daily update. By default the registered server
-    reads its pages from this checkout's docs/ (`KINETIS_MCP_DOCS_PAGES`), so setup needs
-    no network once the wheels are built and a docs change shows in the next page read.
-    It registers with your real client, under your real HOME.
+    Checks its arguments and the client's CLI first, then builds the checkout and its
+    dependencies into `build/wheelhouse` and runs setup with pip pointed at it alone
+    (`PIP_FIND_LINKS`, `PIP_NO_INDEX`), so the install is exactly this checkout. Setup
+    copies that wheelhouse and the docs into the install, which then serves and updates
+    from its copies: moving or deleting the checkout stops nothing. A `KINETIS_MCP_DOCS_PAGES`
+    (read in place) or `KINETIS_MCP_DOCS_PAGES_COPY` set in the shell is handed to setup as
+    it is. It registers with your real client, under your real HOME.
     """
-    arguments = [argument for argument in session.posargs if argument != "--live"]
+    try:
+        request = setup_request(session.posargs, os.environ)
+    except SetupRefused as refusal:
+        session.error(str(refusal))
+    refused = refused_client(request, os.environ)
+    if refused is not None:
+        session.error(refused)
     checkout = Path(__file__).resolve().parent
     wheelhouse = checkout / "build" / "wheelhouse"
-    fresh = Path(session.create_tmp()).resolve() / "wheelhouse"
-    shutil.rmtree(fresh, ignore_errors=True)
-    session.run("python", "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(fresh), str(checkout))
+    work = Path(session.create_tmp()).resolve()
+    environment = work / "kinetis-docs"
+    fresh = work / "wheelhouse"
+    for made in (environment, fresh):
+        shutil.rmtree(made, ignore_errors=True)
+    # nox's own interpreter: the one the README's `.venv` runs it with.
+    session.run(sys.executable, "-m", "venv", str(environment), external=True)
+    python = os.fspath(environment / "bin" / "python")
+    pip = [python, "-m", "pip", "--disable-pip-version-check"]
+    session.run(*pip, "wheel", "--quiet", "--wheel-dir", str(fresh), str(checkout), external=True)
     _replace_wheels(wheelhouse, fresh)
     # A file:// URI, not a path: pip splits PIP_FIND_LINKS at whitespace, so a checkout
     # whose path holds a space would name two places that do not exist.
     local = {"PIP_FIND_LINKS": wheelhouse.as_uri(), "PIP_NO_INDEX": "1"}
-    session.install("kinetis-mcp-docs", env=local)
-    if "--live" not in session.posargs:
-        local["KINETIS_MCP_DOCS_PAGES"] = str(checkout / "docs")
-    session.run("kinetis-docs", "setup", *arguments, env=local)
+    session.run(*pip, "install", "--quiet", "kinetis-mcp-docs", env=local, external=True)
+    local |= pages_environment(request, checkout, os.environ)
+    command = os.fspath(environment / "bin" / "kinetis-docs")
+    session.run(command, "setup", *request.arguments, env=local, external=True)
 
 
 def _replace_wheels(wheelhouse: Path, fresh: Path) -> None:

@@ -149,3 +149,141 @@ def test_the_lowest_session_pins_each_floor_that_applies_on_its_python(tmp_path:
         "uvicorn==0.36",
     ]
     assert "tantivy==0.27" in noxfile.floors("3.12", pyproject)
+
+
+# --- setup_from_source's command line, checked before anything is built ---------------------
+
+SESSION = ".venv/bin/python -m nox -s setup_from_source"
+
+
+@pytest.mark.parametrize(
+    ("posargs", "client", "options"),
+    [
+        ([], None, set()),
+        (["codex"], "codex", set()),
+        (["--live", "codex"], "codex", {"--live"}),
+        (["--docs-in-place"], None, {"--docs-in-place"}),
+    ],
+)
+def test_the_sessions_own_arguments_are_taken_in_any_order(
+    posargs: list[str], client: str | None, options: set[str]
+) -> None:
+    request = noxfile.setup_request(posargs, {})
+
+    assert request.client == client
+    assert request.options == options
+
+
+@pytest.mark.parametrize(
+    ("posargs", "meant"),
+    [
+        (["codx"], f"`{SESSION} -- codex`"),
+        (["--liv"], f"`{SESSION} -- --live`"),
+        (["codex", "--docs-in-plac"], f"`{SESSION} -- codex --docs-in-place`"),
+    ],
+)
+def test_a_typo_is_refused_with_the_command_it_may_have_meant(
+    posargs: list[str], meant: str
+) -> None:
+    with pytest.raises(noxfile.SetupRefused) as refused:
+        noxfile.setup_request(posargs, {})
+
+    typo = next(word for word in posargs if word not in ("codex",))
+    assert str(refused.value) == (
+        f"`-- {typo}` is not an argument of setup_from_source; did you mean {meant}? Nothing "
+        "was built"
+    )
+
+
+def test_a_word_near_none_of_its_own_is_refused_naming_all_of_them() -> None:
+    with pytest.raises(noxfile.SetupRefused) as refused:
+        noxfile.setup_request(["--verbose"], {})
+
+    assert str(refused.value) == (
+        "`-- --verbose` is not an argument of setup_from_source. It takes `codex` for Codex "
+        "(nothing for Claude Code), and `--live` (the pages of the Kinetis repository, read "
+        "live), `--docs-in-place` (this checkout's docs/ read in place): "
+        f"`{SESSION} -- codex --docs-in-place`, say. Nothing was built"
+    )
+
+
+def test_claude_named_is_refused_naming_the_default() -> None:
+    with pytest.raises(noxfile.SetupRefused) as refused:
+        noxfile.setup_request(["claude", "--live"], {})
+
+    assert str(refused.value) == (
+        "`-- claude`: Claude Code is the default, so it takes no argument: "
+        f"`{SESSION} -- --live`. Nothing was built"
+    )
+
+
+def test_two_places_for_the_pages_are_refused() -> None:
+    with pytest.raises(noxfile.SetupRefused, match="ask for two places to read the pages"):
+        noxfile.setup_request(["--live", "--docs-in-place"], {})
+
+
+def test_an_option_for_the_pages_against_the_users_own_pages_setting_is_refused(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "index.md").write_text("# Mine\n")
+
+    with pytest.raises(noxfile.SetupRefused) as refused:
+        noxfile.setup_request(["codex", "--live"], {"KINETIS_MCP_DOCS_PAGES": str(tmp_path)})
+
+    assert str(refused.value) == (
+        "`--live` asks for the pages of the Kinetis repository, read live, but "
+        f"KINETIS_MCP_DOCS_PAGES is set in this shell, asking for {tmp_path}: unset it, or run "
+        f"`{SESSION} -- codex` to serve what it names. Nothing was built"
+    )
+
+
+def test_a_users_pages_setting_naming_no_pages_is_refused_before_the_build(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(noxfile.SetupRefused) as refused:
+        noxfile.setup_request([], {"KINETIS_MCP_DOCS_PAGES_COPY": str(tmp_path)})
+
+    assert str(refused.value).startswith(
+        f"KINETIS_MCP_DOCS_PAGES_COPY={tmp_path} names no directory of pages (it has no index.md)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("posargs", "environ", "handed"),
+    [
+        ([], {}, {"KINETIS_MCP_DOCS_PAGES_COPY": "{docs}"}),
+        (["--docs-in-place"], {}, {"KINETIS_MCP_DOCS_PAGES": "{docs}"}),
+        (["--live"], {}, {}),
+        # Once overridden by the checkout's docs/, so that status's advice to set it did
+        # nothing: the user's own setting reaches setup as it is.
+        ([], {"KINETIS_MCP_DOCS_PAGES": "{mine}"}, {}),
+        ([], {"KINETIS_MCP_DOCS_PAGES_COPY": "{mine}"}, {}),
+    ],
+)
+def test_setup_is_told_the_pages_asked_for_and_a_users_own_setting_is_left_to_reach_it(
+    tmp_path: Path, posargs: list[str], environ: dict[str, str], handed: dict[str, str]
+) -> None:
+    checkout, mine = tmp_path / "checkout", tmp_path / "mine"
+    mine.mkdir()
+    (mine / "index.md").write_text("# Mine\n")
+    environ = {name: value.format(mine=mine) for name, value in environ.items()}
+    request = noxfile.setup_request(posargs, environ)
+
+    told = noxfile.pages_environment(request, checkout, environ)
+
+    assert told == {name: value.format(docs=checkout / "docs") for name, value in handed.items()}
+
+
+def test_a_client_whose_cli_is_not_on_path_is_refused_naming_the_command_to_run_again(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "claude").write_text("#!/bin/sh\n")
+    (tmp_path / "claude").chmod(0o755)
+    path = {"PATH": str(tmp_path)}
+
+    assert noxfile.refused_client(noxfile.setup_request([], path), path) is None
+    assert noxfile.refused_client(noxfile.setup_request(["codex", "--live"], path), path) == (
+        "the Codex CLI `codex` is not on PATH, and setup registers the server through it: "
+        "install Codex, or add the directory holding `codex` to PATH, then run "
+        f"`{SESSION} -- codex --live` again. Nothing was built"
+    )

@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from kinetis_mcp_docs.installer.install_dir.advice import install_here
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 README = PROJECT_ROOT / "README.md"
 CI = PROJECT_ROOT / ".ci" / "run"
 TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && .venv/bin/nox"
+INSTALL_COMMAND = (
+    "python3 -m venv .venv && .venv/bin/python -m pip install 'nox[uv]' && "
+    ".venv/bin/python -m nox -s setup_from_source"
+)
 
 
 def _shell_lines(text: str) -> list[str]:
@@ -27,10 +33,29 @@ def test_the_readmes_commands_install_into_a_virtual_environment_never_the_syste
     lines = _shell_lines(README.read_text(encoding="utf-8"))
 
     assert TEST_COMMAND in lines
-    assert f"{TEST_COMMAND} -s setup_from_source" in lines
-    assert f"{TEST_COMMAND} -s setup_from_source -- codex" in lines
+    assert INSTALL_COMMAND in lines
+    assert f"{INSTALL_COMMAND} -- codex" in lines
     # `python3 -m pip install` is refused by an externally managed Python (PEP 668).
-    assert not [line for line in lines if "-m pip install" in line]
+    assert not [line for line in lines if re.search(r"(^|\s)python3? -m pip install", line)]
+
+
+def test_the_readmes_install_runs_no_script_of_its_venv_so_it_works_after_the_clone_moves() -> None:
+    # A venv's scripts name the path it had when they were made: in a clone that moved,
+    # `.venv/bin/nox` no longer runs, where `.venv/bin/python -m nox` does.
+    lines = _shell_lines(README.read_text(encoding="utf-8"))
+    installs = [line for line in lines if "setup_from_source" in line]
+
+    assert installs
+    assert not [line for line in installs if re.search(r"\.venv/bin/(pip|nox)\b", line)]
+
+
+def test_the_command_messages_name_to_install_from_a_clone_is_the_readmes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    assert install_here(tmp_path / ".kinetis-mcp-docs") == INSTALL_COMMAND
+    assert install_here(tmp_path / ".kinetis-mcp-docs", "codex") == f"{INSTALL_COMMAND} -- codex"
 
 
 def test_ci_runs_exactly_the_readmes_test_command() -> None:

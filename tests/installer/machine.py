@@ -213,15 +213,15 @@ def environments(install: Path) -> list[str]:
 HTTP_URL = "https://docs.example.com/api/mcp"
 
 
-def add_http_registration(machine: Machine, kind: str) -> None:
-    """`kinetis-docs` as the HTTP route's page suggests: a URL and a bearer header."""
+def add_http_registration(machine: Machine, kind: str, name: str = "kinetis-docs") -> None:
+    """`name` registered as the HTTP route's page shows: a URL and a bearer header."""
     if kind == "claude":
         stub = machine.claude
-        add = ["--transport", "http", "--scope", "user", "kinetis-docs", HTTP_URL]
+        add = ["--transport", "http", "--scope", "user", name, HTTP_URL]
         add += ["--header", "Authorization: Bearer s3cret"]
     else:
         stub = machine.codex
-        add = ["kinetis-docs", "--url", HTTP_URL, "--bearer-token-env-var", "KINETIS_TOKEN"]
+        add = [name, "--url", HTTP_URL, "--bearer-token-env-var", "MCP_BEARER_TOKEN"]
     subprocess.run(
         [stub.path, "mcp", "add", *add],
         env=machine.env,

@@ -70,6 +70,20 @@ def test_help_says_what_needs_the_network(command: list[str], needs: list[str]) 
         assert need in text, need
 
 
+def test_help_says_an_install_from_a_clone_needs_no_index_once_built() -> None:
+    # It once said installing needs PyPI, where the package is not published yet: untrue of
+    # the only install there is, from a clone.
+    text = _help()
+
+    assert "PyPI once the package is published" in text
+    assert "from a clone, the clone's own wheelhouse, which `nox -s setup_from_source` builds" in (
+        text
+    )
+    assert "no network once built" in text
+    assert "from a clone, its own wheelhouse" in _help("setup")
+    assert "none for an install from a clone" in _help("update")
+
+
 def test_setup_and_uninstall_help_name_both_clients() -> None:
     for command in ("setup", "uninstall"):
         text = _help(command)

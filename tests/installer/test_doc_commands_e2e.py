@@ -1,4 +1,5 @@
-"""Every command in a ```sh block of docs/ runs as written, or says why it cannot run here.
+"""Every command in a ```sh block of the README and docs/ runs as written, or says why it
+cannot run here.
 
 The commands are read from the pages themselves. Those that can run here are run, as
 written, in the order a user would meet them, on a machine in miniature (`machine.py`): a
@@ -6,15 +7,15 @@ throwaway home holding the default install directory, the stub `claude` and `cod
 on PATH, pip pointed at the session's wheelhouse, the documentation origin reached through
 its proxy, and `python` and `kinetis-docs` on PATH from an environment where the package
 is installed, as the server page asks. Each must exit 0. Every other command is listed in
-`NOT_RUN` with the reason it cannot run here, or the test that runs it; a command added to
-a page and in neither fails this test, and so does an entry no page holds any more.
+`NOT_RUN` with the reason it cannot run here, or the test that runs it as written (the
+README's install, run in a clone that then moves); a command added to a page and in
+neither fails this test, and so does an entry no page holds any more.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,12 +24,9 @@ from pathlib import Path
 import pytest
 
 from tests.installer.machine import Machine
+from tests.support.doc_commands import DOCS, SH_BLOCK, commands, pages
 from tests.support.wheelhouse import PROJECT_ROOT
 
-DOCS = PROJECT_ROOT / "docs"
-_SH_BLOCK = re.compile(r"^```sh\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-# A comment ending a command: two spaces or more, then `# `.
-_COMMENT = re.compile(r"\s{2,}#\s.*$")
 OWN = "~/.kinetis-mcp-docs/current/bin/kinetis-docs"
 
 _NOT_PUBLISHED = "the package is not on PyPI yet"
@@ -37,6 +35,12 @@ _BENCH = "the benchmarks, minutes long: `nox -s bench` runs them"
 _FROM_CLONE = (
     "builds the clone from the package index: test_setup_from_source_e2e.py runs the session"
 )
+_README_INSTALL = (
+    "the README's install, run as written by test_setup_from_source_e2e.py in a copy of this "
+    "clone, which it then moves and deletes"
+)
+_CLONE = "python3 -m venv .venv && .venv/bin/python -m pip install 'nox[uv]'"
+_SESSION = ".venv/bin/python -m nox -s setup_from_source"
 _EXAMPLE_PATH = "an example path, not one that exists here"
 _CURL = "tests/server/http/test_http_docs.py runs every curl example against a real route"
 _FIXED_PORT = (
@@ -44,6 +48,7 @@ _FIXED_PORT = (
 )
 NOT_RUN: dict[str, str] = {
     "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && .venv/bin/nox": _SUITE,
+    "PYENV_VERSION=3.11.7:3.10.13:3.12.1:3.13.0 .venv/bin/nox": _SUITE,
     ".venv/bin/nox -s tests-3.12 -- -k window": _SUITE,
     "python3 -m venv .venv && .venv/bin/pip install '.[http]'": (
         "installs the http extra from the package index, which this machine's tests have "
@@ -58,15 +63,18 @@ NOT_RUN: dict[str, str] = {
     "--http kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol --ws none": (
         "a deployment's own directory and address: test_deploy.py runs the factory under uvicorn"
     ),
-    "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]'": _FROM_CLONE,
-    "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && "
-    ".venv/bin/nox -s setup_from_source": _FROM_CLONE,
-    "rm -rf .venv && python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && "
-    ".venv/bin/nox -s setup_from_source": _FROM_CLONE,
-    ".venv/bin/nox -s setup_from_source": _FROM_CLONE,
-    ".venv/bin/nox -s setup_from_source -- codex": _FROM_CLONE,
-    ".venv/bin/nox -s setup_from_source -- --live": _FROM_CLONE,
-    "git pull && .venv/bin/nox -s setup_from_source": (
+    f"{_CLONE} && {_SESSION}": _README_INSTALL,
+    f"{_CLONE} && {_SESSION} -- codex": (
+        "the README's install with `-- codex`: test_setup_from_source_e2e.py runs the session "
+        "with `codex`, and the line without it as written"
+    ),
+    _CLONE: _FROM_CLONE,
+    f"rm -rf .venv && {_CLONE} && {_SESSION}": _FROM_CLONE,
+    _SESSION: _FROM_CLONE,
+    f"{_SESSION} -- codex": _FROM_CLONE,
+    f"{_SESSION} -- --docs-in-place": _FROM_CLONE,
+    f"{_SESSION} -- --live": _FROM_CLONE,
+    f"git pull && {_SESSION}": (
         "pulls from a remote this machine cannot reach; the session is run by "
         "test_setup_from_source_e2e.py"
     ),
@@ -75,7 +83,7 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/python -m pip wheel --wheel-dir build/wheelhouse .": _FROM_CLONE,
     "wheelhouse=$(.venv/bin/python -c 'import pathlib; "
     'print(pathlib.Path("build/wheelhouse").resolve().as_uri())\')': _FROM_CLONE,
-    'PIP_FIND_LINKS="$wheelhouse" PIP_NO_INDEX=1 KINETIS_MCP_DOCS_PAGES="$PWD/docs" '
+    'PIP_FIND_LINKS="$wheelhouse" PIP_NO_INDEX=1 KINETIS_MCP_DOCS_PAGES_COPY="$PWD/docs" '
     ".venv/bin/kinetis-docs setup": _FROM_CLONE,
     ".venv/bin/nox -s bench": _BENCH,
     ".venv/bin/nox -s bench -- --quick": _BENCH,
@@ -94,22 +102,10 @@ NOT_RUN: dict[str, str] = {
 }
 
 
-def commands(text: str) -> list[str]:
-    """The commands of the ```sh blocks of `text`: continued lines joined, comments dropped."""
-    found = []
-    for block in _SH_BLOCK.findall(text):
-        logical = block.replace("\\\n", " ")
-        for line in logical.splitlines():
-            command = " ".join(_COMMENT.sub("", line).split())
-            if command:
-                found.append(command)
-    return found
-
-
 def _documented() -> dict[str, list[str]]:
-    """Each command of docs/, and the pages that give it."""
+    """Each command of the README and docs/, and the pages that give it."""
     where: dict[str, list[str]] = {}
-    for page in sorted(DOCS.glob("*.md")):
+    for page in pages():
         for command in commands(page.read_text(encoding="utf-8")):
             where.setdefault(command, []).append(page.name)
     return where
@@ -122,7 +118,7 @@ def _shown(prefix: str) -> list[str]:
 
 def _the(command: str) -> str:
     """`command` as a page gives it: the test fails if no page does any more."""
-    assert command in _documented(), f"no page of docs/ gives `{command}` any more"
+    assert command in _documented(), f"no page gives `{command}` any more"
     return command
 
 
@@ -131,6 +127,20 @@ STEPS: list[tuple[str, list[str]]] = [
     (
         "setup again over the install, with local pages",
         [f"KINETIS_MCP_DOCS_PAGES=~/src/kinetis/docs {OWN} setup"],
+    ),
+    (
+        "the HTTP route, registered beside the install under a name of its own",
+        [
+            (
+                "claude mcp add --scope user --transport http kinetis-docs-http "
+                "https://docs.example.com/api/mcp --header "
+                '"Authorization: Bearer $MCP_BEARER_TOKEN"'
+            ),
+            (
+                "codex mcp add kinetis-docs-http --url https://docs.example.com/api/mcp "
+                "--bearer-token-env-var MCP_BEARER_TOKEN"
+            ),
+        ],
     ),
     ("status", [f"{OWN} status"]),
     ("after a Python upgrade", ["ls -l ~/.kinetis-mcp-docs/current/bin/python3.*"]),
@@ -160,6 +170,12 @@ STEPS: list[tuple[str, list[str]]] = [
             'ln -sfn "$(readlink previous)" current',
             "date +%s > .last-update-check",
         ],
+    ),
+    # The README's: Claude Code's registration goes, and the directory stays for Codex.
+    ("uninstalling with the install's own command", [f"{OWN} uninstall"]),
+    (
+        "setup again, for the registration the hand removal below removes",
+        [f"KINETIS_MCP_DOCS_PAGES=~/src/kinetis/docs {OWN} setup"],
     ),
     ("writable by others", ['chmod -R go-w "${KINETIS_MCP_DOCS_DIR:-$HOME/.kinetis-mcp-docs}"']),
     ("an entry setup did not write", ["mv ~/.kinetis-mcp-docs/current ~/kinetis-current-aside"]),
@@ -202,8 +218,8 @@ def test_every_command_in_docs_is_run_here_or_says_why_not() -> None:
 
 
 def test_every_sh_block_in_docs_is_valid_bash() -> None:
-    for page in sorted(DOCS.glob("*.md")):
-        for block in _SH_BLOCK.findall(page.read_text(encoding="utf-8")):
+    for page in pages():
+        for block in SH_BLOCK.findall(page.read_text(encoding="utf-8")):
             done = subprocess.run(
                 ["bash", "-n"], input=block, text=True, capture_output=True, check=False
             )
@@ -227,8 +243,9 @@ def home_machine(machine: Machine, tmp_path: Path) -> Machine:
     for client in ([], ["codex"]):
         result = machine.setup(*client)
         assert result.returncode == 0, result.stdout + result.stderr
-    pages = machine.home / "src" / "kinetis" / "docs"
-    shutil.copytree(DOCS, pages)
+    shutil.copytree(DOCS, machine.home / "src" / "kinetis" / "docs")
+    # The HTTP route's page registers it with the token of the shell it runs in.
+    machine.env["MCP_BEARER_TOKEN"] = "s3cret"
     return machine
 
 
@@ -261,6 +278,12 @@ def test_the_commands_of_the_pages_run_as_written_in_the_order_a_user_meets_them
             assert all("result" in frame for frame in frames), frames
         if step == "status":
             assert done.stdout.splitlines()[-1].startswith("No problems"), done.stdout
+        if step.startswith("the HTTP route"):
+            # The token the route reads, where the page once sent `$TOKEN`, set by no one.
+            route = machine.claude.registrations()["kinetis-docs-http"]
+            assert route["headers"] == {"Authorization": "Bearer s3cret"}
+            route = machine.codex.registrations()["kinetis-docs-http"]
+            assert route["bearer_token_env_var"] == "MCP_BEARER_TOKEN"
 
     assert not machine.install.exists()
     assert "kinetis-docs" not in machine.claude.registrations()

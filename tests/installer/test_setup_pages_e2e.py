@@ -113,3 +113,96 @@ def test_setup_codex_records_relative_path_settings_absolute_so_a_codex_start_ca
         server.kill()
     assert "could not update" not in server.stderr, server.stderr
     assert float(last_check.read_text()) > time.time() - DAY
+
+
+def _offline(tmp_path: Path, wheelhouse_env: dict[str, str]) -> Machine:
+    return machine_at(
+        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
+    )
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_a_copy_of_the_pages_held_by_the_install_is_served_through_a_command_naming_none(
+    tmp_path: Path, wheelhouse_env: dict[str, str], client: str
+) -> None:
+    machine = _offline(tmp_path, wheelhouse_env)
+    pages = _pages(tmp_path)
+    machine.env["KINETIS_MCP_DOCS_PAGES_COPY"] = os.fspath(pages)
+
+    result = machine.setup(*([] if client == "claude" else ["codex"]))
+
+    assert result.returncode == 0, result.stderr
+    held = machine.install / "pages"
+    stub = machine.claude if client == "claude" else machine.codex
+    entry = stub.registrations()["kinetis-docs"]
+    # The command a person runs by hand from the troubleshooting page serves the same.
+    assert [entry["command"], *entry["args"]] == machine.registered_argv()
+    assert f"pages from the install's copy of {pages} (in {held}))" in result.stdout
+    launch = machine.env if client == "claude" else entry["launch_env"]
+    assert index_page(machine.registered_argv(), launch) == "# Local index\n"
+    # The directory it was copied from goes: the install serves its last pages.
+    shutil.rmtree(pages)
+    assert index_page(machine.registered_argv(), launch) == "# Local index\n"
+
+
+def test_an_update_makes_the_copy_again_from_its_directory_and_uninstall_removes_it(
+    tmp_path: Path, wheelhouse_env: dict[str, str]
+) -> None:
+    machine = _offline(tmp_path, wheelhouse_env)
+    pages = _pages(tmp_path)
+    machine.env["KINETIS_MCP_DOCS_PAGES_COPY"] = os.fspath(pages)
+    assert machine.setup().returncode == 0
+    (pages / "index.md").write_text("# Edited since\n")
+    (pages / "tools.md").write_text("# Tools\n")
+
+    updated = machine.run("update", program=machine.own_command)
+
+    assert updated.returncode == 0, updated.stderr
+    assert (
+        f"Refreshed the install's copy of the pages from {pages} (2 changed)"
+        in updated.stdout.splitlines()
+    )
+    assert index_page(machine.registered_argv(), machine.env) == "# Edited since\n"
+    removed = machine.run("uninstall", program=machine.own_command)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert not machine.install.exists()
+
+
+def test_setup_for_the_kinetis_repository_removes_the_copy_and_says_what_now_reads_it(
+    machine: Machine, tmp_path: Path
+) -> None:
+    pages = _pages(tmp_path)
+    machine.env["KINETIS_MCP_DOCS_PAGES_COPY"] = os.fspath(pages)
+    assert machine.setup().returncode == 0
+    del machine.env["KINETIS_MCP_DOCS_PAGES_COPY"]
+
+    result = machine.setup()
+
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"Removed the install's copy of the pages of {pages}: every registration of "
+        f"{machine.install} that names no pages directory reads the Kinetis repository from "
+        "now on"
+    ) in result.stdout.splitlines()
+    assert not (machine.install / "pages").exists()
+    assert not (machine.install / "pages-source.json").exists()
+
+
+def test_both_pages_variables_at_once_are_refused_before_anything_is_written(
+    tmp_path: Path, wheelhouse_env: dict[str, str]
+) -> None:
+    machine = _offline(tmp_path, wheelhouse_env)
+    pages = _pages(tmp_path)
+    machine.env["KINETIS_MCP_DOCS_PAGES"] = machine.env["KINETIS_MCP_DOCS_PAGES_COPY"] = os.fspath(
+        pages
+    )
+
+    result = machine.setup()
+
+    assert result.returncode == 1
+    assert result.stderr == (
+        "kinetis-docs: KINETIS_MCP_DOCS_PAGES (pages read in place) and "
+        "KINETIS_MCP_DOCS_PAGES_COPY (a copy the install holds) are both set; unset one of "
+        "them. Nothing was written.\n"
+    )
+    assert not machine.install.exists()

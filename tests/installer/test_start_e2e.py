@@ -754,10 +754,15 @@ def test_a_due_spawn_whose_recorded_wheelhouse_is_gone_says_how_to_build_it_in_o
 
     line = _refuses_to_update(old_install, wheelhouse_environ, spawns)
 
+    # The checkout went with its wheelhouse: no `cd` to it, which would fail, but the
+    # command to run where it is now.
     assert line == (
         f"kinetis-docs: could not update (The wheelhouse {layout.root} was installed from, "
-        f"{gone}, is gone; `cd {checkout} && .venv/bin/nox -s setup_from_source` builds it "
-        "again (add `-- codex` for Codex)); starting the installed version 1.0.0."
+        f"{gone}, is gone; build it again with `python3 -m venv .venv && .venv/bin/python -m "
+        f"pip install 'nox[uv]' && KINETIS_MCP_DOCS_DIR={layout.root} .venv/bin/python -m nox "
+        f"-s setup_from_source`, run in the clone's new place ({checkout}, where it was "
+        "installed from, is gone), or in a fresh clone of kinetis-mcp-docs (add `-- codex` for "
+        "Codex)); starting the installed version 1.0.0."
     )
 
 
@@ -1294,7 +1299,11 @@ def test_a_spawn_outside_an_install_directory_fails_with_one_line(
     assert server.lines == []
     (line,) = server.stderr.splitlines()
     assert line.startswith("kinetis-docs: ")
-    assert "`.venv/bin/nox -s setup_from_source`" in line
+    assert line.endswith(
+        "install it again as the README says, in a clone: `python3 -m venv .venv && "
+        ".venv/bin/python -m pip install 'nox[uv]' && .venv/bin/python -m nox -s "
+        "setup_from_source`."
+    )
 
 
 def test_a_lock_that_cannot_be_taken_costs_one_line_and_the_installed_version_serves(

@@ -75,7 +75,10 @@ def test_an_install_whose_marker_was_damaged_is_mended_by_deleting_it_never_by_i
     # The page read, Claude Code's status, the directory: setup refuses the directory, so
     # no fix names it; each names the directory's deletion and the README's install.
     assert len(fixes) == 3
-    session = f"KINETIS_MCP_DOCS_DIR={root} .venv/bin/nox -s setup_from_source"
+    session = (
+        "python3 -m venv .venv && .venv/bin/python -m pip install 'nox[uv]' && "
+        f"KINETIS_MCP_DOCS_DIR={root} .venv/bin/python -m nox -s setup_from_source"
+    )
     for fix in fixes:
         assert "bin/kinetis-docs" not in fix
         assert f"`rm -rf -- {root}`" in fix

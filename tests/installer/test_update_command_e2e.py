@@ -151,9 +151,9 @@ def test_an_update_of_an_install_whose_python_is_gone_names_setup_with_a_python_
         f"{machine.install / 'current'} points at cannot run: its Python, {gone}, is gone. Run "
         "setup again with a Python you have now, from a clone of kinetis-mcp-docs (whose .venv "
         "is made again, since it links to the Python that went too): `rm -rf .venv && python3 "
-        "-m venv .venv && .venv/bin/pip install 'nox[uv]' && "
-        f"KINETIS_MCP_DOCS_DIR={machine.install} .venv/bin/nox -s setup_from_source` (add "
-        "`-- codex` for Codex). Nothing was changed.\n"
+        "-m venv .venv && .venv/bin/python -m pip install 'nox[uv]' && "
+        f"KINETIS_MCP_DOCS_DIR={machine.install} .venv/bin/python -m nox -s setup_from_source` "
+        "(add `-- codex` for Codex; `status` names each client's). Nothing was changed.\n"
     )
     assert machine.current() == serving
     assert sorted(path.name for path in machine.install.iterdir()) == files
@@ -182,7 +182,10 @@ def test_update_with_nothing_installed_names_setup(
     result = machine.run("update")
 
     assert result.returncode == 1
-    session = f"KINETIS_MCP_DOCS_DIR={machine.install} .venv/bin/nox -s setup_from_source"
+    session = (
+        "python3 -m venv .venv && .venv/bin/python -m pip install 'nox[uv]' && "
+        f"KINETIS_MCP_DOCS_DIR={machine.install} .venv/bin/python -m nox -s setup_from_source"
+    )
     assert result.stderr == (
         f"kinetis-docs: Nothing is installed in {machine.install}; install it from a clone of "
         f"kinetis-mcp-docs with `{session}` (or `{session} -- codex`), as its README says.\n"

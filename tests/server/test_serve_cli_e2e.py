@@ -126,7 +126,22 @@ def test_a_bad_command_line_is_one_line_and_exit_2_before_any_frame(
         (
             ["--http", "--port", "65536"],
             (
-                "Invalid value for '--port': 65536 is not in the range 0<=x<=65535 (see "
+                "Invalid value for '--port': '65536' is not a port number, from 0 to 65535 (0 "
+                "picks a free port) (see `kinetis-docs serve --help`)"
+            ),
+        ),
+        # Once click's `'abc' is not a valid integer range`.
+        (
+            ["--http", "--port", "abc"],
+            (
+                "Invalid value for '--port': 'abc' is not a port number, from 0 to 65535 (0 "
+                "picks a free port) (see `kinetis-docs serve --help`)"
+            ),
+        ),
+        (
+            ["--http", "--workers", "two"],
+            (
+                "Invalid value for '--workers': 'two' is not a whole number from 1 up (see "
                 "`kinetis-docs serve --help`)"
             ),
         ),

@@ -132,7 +132,7 @@ _CLIENT = click.argument("client", required=False, callback=_client_argument, me
 @click.group(cls=_Group)
 @click.version_option(package_name="kinetis-mcp-docs")
 def main() -> None:
-    """Read the current Kinetis documentation from Claude Code or Codex, over MCP.
+    """Serve documentation pages to Claude Code or Codex, over MCP.
 
     \b
       kinetis-docs setup          install, and register with Claude Code
@@ -142,14 +142,19 @@ def main() -> None:
       kinetis-docs uninstall      remove the registration, then the install
 
     The install is a virtual environment of its own, which a client's start updates at
-    most once a day within kinetis-mcp-docs>=1.0,<2.
+    most once a day within kinetis-mcp-docs>=1.0,<2. It serves the Kinetis
+    repository's pages, read live, or a directory of pages named at setup; an install
+    from a clone (`nox -s setup_from_source`) holds a copy of the clone's docs/.
 
     \b
     Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
-    Network: installing and updating need the package index (PyPI, or what
-      pip's own PIP_INDEX_URL or PIP_FIND_LINKS name); reading a page needs
+    Network: installing and updating need the package index pip is pointed
+      at: PyPI once the package is published; from a clone, the clone's own
+      wheelhouse, which `nox -s setup_from_source` builds (no network once
+      built; the install keeps a copy). Reading a page needs
       raw.githubusercontent.com (HTTPS_PROXY and SSL_CERT_FILE are honoured),
-      unless KINETIS_MCP_DOCS_PAGES named a directory of pages at setup.
+      unless KINETIS_MCP_DOCS_PAGES or KINETIS_MCP_DOCS_PAGES_COPY named a
+      directory of pages at setup.
     """
 
 
@@ -168,11 +173,15 @@ def setup(client: str | None) -> None:
 
     \b
     Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
-    Pages: from raw.githubusercontent.com, or with KINETIS_MCP_DOCS_PAGES=DIR
-      from DIR/<page>.md (a checkout's docs/, say), read on every call.
-    Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
-      PIP_FIND_LINKS, ...), and raw.githubusercontent.com for the page it
-      reads, unless KINETIS_MCP_DOCS_PAGES is set.
+    Pages: from raw.githubusercontent.com; with KINETIS_MCP_DOCS_PAGES=DIR
+      from DIR/<page>.md (a checkout's docs/, say), read on every call; with
+      KINETIS_MCP_DOCS_PAGES_COPY=DIR from a copy of them the install holds,
+      made again at every update while DIR is there.
+    Network: the package index pip is pointed at (PyPI, or pip's own
+      PIP_INDEX_URL, PIP_FIND_LINKS, ...: from a clone, its own wheelhouse),
+      and raw.githubusercontent.com for the page it reads, unless a pages
+      variable is set. An install from a clone is set up again from the clone
+      (`nox -s setup_from_source`), which this setup names when asked to.
     """
     from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
     from kinetis_mcp_docs.installer.commands.setup import run_setup  # noqa: PLC0415
@@ -180,7 +189,7 @@ def setup(client: str | None) -> None:
 
     with terminations_raised():
         result = run_setup(client, say=_say)
-    pages = f", pages from {result.pages}" if result.pages else ""
+    pages = f", pages from {result.pages_shown}" if result.pages_shown else ""
     click.echo(
         f"Registered {result.client.label} server kinetis-docs (kinetis-mcp-docs "
         f"{result.version}, installed in {result.root}{pages}); check it with "
@@ -232,8 +241,9 @@ def update() -> None:
 
     \b
     Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
-    Network: the package index (PyPI, or pip's own PIP_INDEX_URL,
-      PIP_FIND_LINKS, ...).
+    Network: the package index setup recorded (PyPI, or pip's own
+      PIP_INDEX_URL, PIP_FIND_LINKS, ...); none for an install from a clone,
+      which reads its own copy of the clone's wheelhouse.
     """
     from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
     from kinetis_mcp_docs.installer.commands.update import run_update  # noqa: PLC0415
@@ -284,6 +294,28 @@ class _Seconds(click.FloatRange):
 
 _SECONDS = _Seconds(min=0, min_open=True)
 
+
+class _Whole(click.IntRange):
+    """A whole number in a range, refused as `what` it must be: click's own words for
+    `--port abc` are `'abc' is not a valid integer range`."""
+
+    def __init__(self, what: str, minimum: int, maximum: int | None = None) -> None:
+        super().__init__(min=minimum, max=maximum)
+        self.what = what
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            number = int(value.strip() if isinstance(value, str) else value)
+        except (TypeError, ValueError):
+            number = None
+        if number is None or number < (self.min or 0) or (self.max and number > self.max):
+            self.fail(f"{value!r} is not {self.what}", param, ctx)
+        return number
+
+
+_PORT = _Whole("a port number, from 0 to 65535 (0 picks a free port)", 0, 65535)
+_ONE_OR_MORE = _Whole("a whole number from 1 up", 1)
+
 _HTTP_ONLY = (
     "host",
     "port",
@@ -317,7 +349,7 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 @click.option("--http", "http", is_flag=True, help="Serve MCP over HTTP at POST /api/mcp.")
 @click.option("--host", default=None, help="--http: address to bind.  [default: 127.0.0.1]")
 @click.option(
-    "--port", type=click.IntRange(0, 65535), default=None, help="--http: port.  [default: 8000]"
+    "--port", type=_PORT, default=None, help="--http: port; 0 picks a free one.  [default: 8000]"
 )
 @click.option(
     "--private",
@@ -325,12 +357,10 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
     default=None,
     help="--http: keep the route dark (404) until MCP_ENABLED=true and MCP_BEARER_TOKEN are set.",
 )
-@click.option(
-    "--workers", type=click.IntRange(min=1), default=None, help="--http: worker processes."
-)
+@click.option("--workers", type=_ONE_OR_MORE, default=None, help="--http: worker processes.")
 @click.option(
     "--rate-limit",
-    type=click.IntRange(min=1),
+    type=_ONE_OR_MORE,
     default=None,
     help="--http: requests per minute per client.  [default: 60]",
 )
@@ -381,7 +411,7 @@ _HTTP_LISTS = ("trusted_proxy", "allowed_host", "allowed_origin")
 )
 @click.option(
     "--max-connections",
-    type=click.IntRange(min=1),
+    type=_ONE_OR_MORE,
     default=None,
     metavar="N",
     help="--http: connections per worker; the oldest idle one makes room.  [default: 1000]",

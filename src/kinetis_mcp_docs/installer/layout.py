@@ -12,6 +12,9 @@ One layout serves `setup` and the spawn-time updater, so that both agree on ever
     DIR/current -> envs/<name>   the environment that serves; replaced by one rename
     DIR/previous -> envs/<name>  the one before it, kept for a rollback
     DIR/.scratch/             pip's temporary files; emptied under the lock before each build
+    DIR/pages/                a copy of the pages it serves, when setup was told to hold one
+    DIR/pages-source.json     the directory that copy is refreshed from
+    DIR/wheelhouse/           a source install's copy of its checkout's wheelhouse
 
 The registered command runs `DIR/current/bin/python`, so switching `current` is the
 whole update and a spawn never sees a half-built environment. Directories are made
@@ -36,6 +39,8 @@ from .names import (
     LOCK_NAME,
     MARKER_CONTENT,
     MARKER_NAME,
+    PAGES_NAME,
+    PAGES_SOURCE_NAME,
     PREVIOUS_NAME,
     REQUIREMENT,
     REQUIREMENTS_NAME,
@@ -44,6 +49,7 @@ from .names import (
     SOURCE_NAME,
     START_ARGUMENTS,
     START_MODULE,
+    WHEELHOUSE_NAME,
 )
 
 __all__ = [
@@ -105,6 +111,21 @@ class InstallLayout:
     @property
     def scratch(self) -> Path:
         return self.root / SCRATCH_NAME
+
+    @property
+    def pages(self) -> Path:
+        """The copy of the pages the install holds, served by every registration of it
+        that names no pages directory of its own."""
+        return self.root / PAGES_NAME
+
+    @property
+    def pages_source(self) -> Path:
+        return self.root / PAGES_SOURCE_NAME
+
+    @property
+    def wheelhouse(self) -> Path:
+        """A source install's copy of its checkout's wheelhouse, where its updates look."""
+        return self.root / WHEELHOUSE_NAME
 
     @property
     def command(self) -> Path:

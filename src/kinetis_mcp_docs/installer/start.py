@@ -19,6 +19,12 @@ In order:
    one it waited for, switched it), exec the server of the new environment, so the new
    version answers. Otherwise serve in this process.
 
+The server is handed the command's own options (`--docs-dir`, as registered). A command
+registered with none serves the install's copy of the pages, `DIR/pages`, when it holds one
+(a real directory, never a link), and the Kinetis repository otherwise: the install records
+what it serves, so that a client, `status` and a person running the command by hand
+(troubleshooting.md) all get the same pages (see `install_dir/pages.py`).
+
 The fast path does no network, starts no other process, takes no lock and imports only
 `os`, `stat`, `sys`, `time` and the server itself: this module avoids pathlib, typing and
 dataclasses (and so `layout.py`; the names come from `names.py`), and imports the update
@@ -43,6 +49,7 @@ and exit status 1, not a traceback (`missing_files`).
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 
@@ -55,10 +62,12 @@ try:
     )
     from kinetis_mcp_docs.installer.names import (
         CURRENT_NAME,
+        DOCS_DIR_OPTION,
         ENVS_NAME,
         LAST_CHECK_NAME,
         MARKER_CONTENT,
         MARKER_NAME,
+        PAGES_NAME,
         SERVER_MODULE,
     )
     from kinetis_mcp_docs.server.display import say
@@ -103,7 +112,8 @@ def main() -> int:
         _say(
             f"{_ENVIRONMENT} is not an environment of a kinetis-mcp-docs install directory "
             "(no envs/ parent with a valid .kinetis-mcp-docs marker); install it again as "
-            "the README says (from a clone: `.venv/bin/nox -s setup_from_source`)."
+            "the README says, in a clone: `python3 -m venv .venv && .venv/bin/python -m pip "
+            "install 'nox[uv]' && .venv/bin/python -m nox -s setup_from_source`."
         )
         return 1
     pin_to_environment(_STARTED_AS, _ENVIRONMENT)
@@ -120,17 +130,30 @@ def main() -> int:
     serving = _ENVIRONMENT
     if _update_due(root, time.time()):
         serving = _update(root)
+    # Read after the update, which refreshes the install's copy of the pages.
+    arguments = arguments or held_pages_arguments(root)
     if serving != _ENVIRONMENT:
         python = os.path.join(serving, "bin", "python")
         if os.access(python, os.X_OK):
             log.drain()  # the lines said so far, bounded: an exec would drop them
             # An argv list, no shell; the lock's descriptor is already closed.
             # The server's own options (`--docs-dir`) go with it, as registered.
-            os.execv(python, [python, "-I", "-m", SERVER_MODULE, *sys.argv[1:]])  # noqa: S606
+            os.execv(python, [python, "-I", "-m", SERVER_MODULE, *arguments])  # noqa: S606
         _say(f"{root}/{CURRENT_NAME} has no usable Python; serving {__version__} instead.")
     from kinetis_mcp_docs.server.stdio import main as serve  # noqa: PLC0415 - after pinning
 
-    return serve()
+    return serve(arguments)
+
+
+def held_pages_arguments(root: str) -> list[str]:
+    """The server's options for a command registered with none: the install's copy of the
+    pages when it holds one (a directory, not a link), else none (the Kinetis repository)."""
+    pages = os.path.join(root, PAGES_NAME)
+    try:
+        held = stat.S_ISDIR(os.lstat(pages).st_mode)
+    except OSError:
+        held = False
+    return [DOCS_DIR_OPTION, pages] if held else []
 
 
 def _update_due(root: str, now: float) -> bool:

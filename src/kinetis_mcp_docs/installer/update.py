@@ -7,6 +7,9 @@ recorded package source says (`package_source.py`), whoever updates. If that is 
 what `current` holds, nothing is built and the time is recorded. Otherwise a new
 environment is built beside the installed one from those exact pins (`--no-deps`, so pip
 does not resolve a second time), checked offline and switched to (`envs/candidate.py`).
+Before any of it, the copies the install holds (of its pages, of a source install's
+wheelhouse) are made again from where they come from, while that is there
+(`install_dir/pages.py`, `install_dir/wheelhouse.py`).
 
 Two entries, one body (`update`); the `kinetis-docs update` command is over the second
 (`commands/update.py`):
@@ -46,6 +49,7 @@ from kinetis_mcp_docs.installer.envs.resolve import resolve
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.lock import LockBusy, update_lock
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
+from kinetis_mcp_docs.installer.install_dir.pages import refresh_pages
 from kinetis_mcp_docs.installer.install_dir.safety import check_install
 from kinetis_mcp_docs.installer.install_dir.scratch import emptied_scratch
 from kinetis_mcp_docs.installer.install_dir.throttle import (
@@ -54,6 +58,7 @@ from kinetis_mcp_docs.installer.install_dir.throttle import (
     record_failure,
     record_success,
 )
+from kinetis_mcp_docs.installer.install_dir.wheelhouse import refresh_wheelhouse
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
@@ -230,7 +235,12 @@ def update(
             f"clone of kinetis-mcp-docs with `{install_here(layout.root)}` (`-- codex` for "
             "Codex)."
         )
+    _refresh_copies(layout, say)
     source = read_source(layout)
+    if source is not None:
+        refreshed = refresh_wheelhouse(layout, source)
+        if refreshed:
+            say(f"Refreshed the install's copy of {source.copied_from} ({refreshed} changed)")
     if source is not None and source.missing_wheelhouses():
         raise _wheelhouse_gone(layout, source)
     pip = PipRun(
@@ -262,15 +272,24 @@ def update(
     return new.environment.path
 
 
+def _refresh_copies(layout: InstallLayout, say: Callable[[str], None]) -> None:
+    """The install's copy of the pages made again from their directory while it is there,
+    before anything else of the update, which may fail (`pages.refresh_pages`)."""
+    refreshed = refresh_pages(layout)
+    if refreshed is not None and refreshed[1]:
+        origin, changed = refreshed
+        say(f"Refreshed the install's copy of the pages from {origin} ({changed} changed)")
+
+
 def _wheelhouse_gone(layout: InstallLayout, source: PackageSource) -> InstallerError:
     """The wheelhouses the install comes from are gone: say so, and how to install again."""
     # Only on this failure: the spawn path imports no more than it needs.
-    from kinetis_mcp_docs.installer.install_dir.advice import from_checkout  # noqa: PLC0415
+    from kinetis_mcp_docs.installer.install_dir.advice import in_checkout  # noqa: PLC0415
 
     houses = ", ".join(os.fspath(house) for house in source.wheelhouses())
     checkout = source.checkout()
     fix = (
-        f"`{from_checkout(checkout)}` builds it again (add `-- codex` for Codex)"
+        f"build it again with {in_checkout(checkout, layout.root)} (add `-- codex` for Codex)"
         if checkout is not None
         else "run setup again from where its packages are now"
     )

@@ -14,12 +14,24 @@ A line the server writes on stderr is made from such strings too, and from reaso
 operating system or a library gave: `stderr_line` keeps it to the one line, starting with
 `kinetis-docs:`, that a client's log (or a person grepping it) reads.
 
-Imports nothing beyond `sys`: the stdio server loads this on every client start.
+Each line goes to stderr in one write, under one lock (`write_line`): `print` writes the
+text and its newline apart, and a thread writing between the two (the HTTP route's index
+build fetches pages on several) glued two messages into one line.
+
+Imports nothing beyond `sys` and a lock: the stdio server loads this on every client start.
 """
 
 from __future__ import annotations
 
 import sys
+from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
+
+TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
+if TYPE_CHECKING:
+    from typing import TextIO
+
+# Held while a line is written: one writer at a time, whatever stream stderr is now.
+_writing = allocate_lock()
 
 
 def readable(text: str) -> str:
@@ -64,7 +76,18 @@ def stderr_line(message: str) -> str:
     return PREFIX + one_line(message)
 
 
+def write_line(stream: TextIO | None, line: str) -> None:
+    """Write `line` and its newline to `stream` in one write, under the lock every line of
+    this process's stderr is written under, so that no other thread's line lands inside it.
+    Nothing is written without a stream (`print` would write to stdout, the frames')."""
+    if stream is None:
+        return
+    with _writing:
+        stream.write(line + "\n")
+        stream.flush()
+
+
 def say(message: str) -> None:
     """Write `message` to stderr as one `kinetis-docs:` line (`stderr_line`); every line the
-    server writes there goes through here or through `stderr_line`."""
-    print(stderr_line(message), file=sys.stderr, flush=True)
+    server writes there goes through here or through `stderr_line` and `write_line`."""
+    write_line(sys.stderr, stderr_line(message))

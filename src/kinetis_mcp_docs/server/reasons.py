@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
 
-from .display import stderr_line
+from .display import stderr_line, write_line
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ def to_stderr() -> None:
     blocking `StderrLog`. They do not propagate further: a server owns its stderr. Each is
     kept to one line (`display.stderr_line`): a reason names a path or quotes an error, and
     a newline or an escape sequence in either would split the line or drive the terminal.
+    Each is written as `display.say` writes, in one write under its lock (`write_line`), so
+    a reason and a line of the server's own never share a line.
     """
     import logging  # noqa: PLC0415 - see the module's docstring
 
@@ -60,13 +62,17 @@ def to_stderr() -> None:
         if any(handler.get_name() == _STDERR_HANDLER for handler in reasons.handlers):
             return
 
-        class OneLine(logging.Formatter):  # here, since `logging` is imported only here
-            def format(self, record: logging.LogRecord) -> str:
-                return stderr_line(super().format(record))
+        # Defined here, since `logging` is imported only here; generic only in the stubs.
+        class OneLine(logging.StreamHandler):  # type: ignore[type-arg]
+            def emit(self, record: logging.LogRecord) -> None:
+                try:
+                    write_line(self.stream, stderr_line(self.format(record)))
+                except Exception:  # noqa: BLE001 - logging's own policy for a failed write
+                    self.handleError(record)
 
-        handler = logging.StreamHandler(sys.stderr)
+        handler = OneLine(sys.stderr)
         handler.set_name(_STDERR_HANDLER)
-        handler.setFormatter(OneLine("%(message)s"))
+        handler.setFormatter(logging.Formatter("%(message)s"))
         reasons.addHandler(handler)
         reasons.setLevel(logging.INFO)
         reasons.propagate = False

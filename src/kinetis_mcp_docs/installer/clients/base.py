@@ -23,6 +23,9 @@ from kinetis_mcp_docs.installer.clients.registration import Registration
 from kinetis_mcp_docs.installer.errors import InstallerError
 
 SERVER_NAME = "kinetis-docs"
+# The name the HTTP route's page registers it under: one of its own, which setup never
+# replaces, and which `status` recognises as a user of the route.
+HTTP_SERVER_NAME = "kinetis-docs-http"
 # `claude mcp get` starts the server to report its status; a page is not read.
 CLI_TIMEOUT_SECONDS = 120.0
 
@@ -131,8 +134,9 @@ class Client(abc.ABC):
         """Remove the `kinetis-docs` registration; whether there was one to remove."""
 
     @abc.abstractmethod
-    def registration(self, cli: str) -> Registration | None:
-        """The `kinetis-docs` registration the client reports, or None when it has none."""
+    def registration(self, cli: str, name: str = SERVER_NAME) -> Registration | None:
+        """The registration of `name` (`kinetis-docs`) the client reports, or None when it
+        has none."""
 
     @abc.abstractmethod
     def _add_arguments(self, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:

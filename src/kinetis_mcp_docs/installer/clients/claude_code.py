@@ -43,14 +43,14 @@ class ClaudeCode(Client):
             return False
         raise cli_failed(self, "remove the existing registration", removed)
 
-    def registration(self, cli: str) -> Registration | None:
-        shown = run_cli(cli, ["mcp", "get", SERVER_NAME])
+    def registration(self, cli: str, name: str = SERVER_NAME) -> Registration | None:
+        shown = run_cli(cli, ["mcp", "get", name])
         if shown.returncode != 0:
             said = shown.stdout + shown.stderr
             # Claude Code 2.x says "No MCP server named ..."; earlier releases said "found".
             if "No MCP server named" in said or "No MCP server found" in said:
                 return None
-            raise cli_failed(self, f"read its {SERVER_NAME} registration", shown)
+            raise cli_failed(self, f"read its {name} registration", shown)
         return _claude_registration(shown.stdout)
 
     def dropped_settings(self, existing: Registration) -> list[str]:

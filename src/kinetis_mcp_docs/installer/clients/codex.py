@@ -122,12 +122,12 @@ class Codex(Client):
         # Codex exits 0 either way, and says which.
         return "No MCP server named" not in removed.stdout + removed.stderr
 
-    def registration(self, cli: str) -> Registration | None:
-        shown = run_cli(cli, ["mcp", "get", SERVER_NAME, "--json"])
+    def registration(self, cli: str, name: str = SERVER_NAME) -> Registration | None:
+        shown = run_cli(cli, ["mcp", "get", name, "--json"])
         if shown.returncode != 0:
             if "No MCP server named" in shown.stdout + shown.stderr:
                 return None
-            raise cli_failed(self, f"read its {SERVER_NAME} registration", shown)
+            raise cli_failed(self, f"read its {name} registration", shown)
         return _codex_registration(shown.stdout)
 
     def dropped_settings(self, existing: Registration) -> list[str]:

@@ -13,10 +13,20 @@ finished, the lock released before it waits.
 
 `KINETIS_MCP_DOCS_PAGES=DIR` makes the registered command serve its pages from `DIR`
 (`--docs-dir`, absolute), and the verification reads its page from there: setup then needs
-no network beyond the package index. A failure after the directory was claimed is one line
-saying what failed, what to try, where the server's stderr is, and what was left installed;
-Ctrl-C is the same, with the shell's exit status for it (130), and so are SIGTERM (143) and
-SIGHUP (129), which the command raises as Ctrl-C (`children.terminations_raised`).
+no network beyond the package index. `KINETIS_MCP_DOCS_PAGES_COPY=DIR` has the install hold
+a copy of them instead, which the registered command serves without naming it, so that the
+install keeps serving when DIR moves or goes (`install_dir/pages.py`); a setup for the
+Kinetis repository removes such a copy. A source install, whose packages come from a
+checkout's wheelhouse alone, holds a copy of that wheelhouse too (`install_dir/wheelhouse.py`).
+
+The install's own setup, run over a source install from a shell that names no package
+source, would ask an index that has no such package: it is refused among the
+prerequisites, naming the checkout's command that installs it again.
+
+A failure after the directory was claimed is one line saying what failed, what to try,
+where the server's stderr is, and what was left installed; Ctrl-C is the same, with the
+shell's exit status for it (130), and so are SIGTERM (143) and SIGHUP (129), which the
+command raises as Ctrl-C (`children.terminations_raised`).
 
 The registration it will replace is read among the prerequisites, before anything is
 written: a local-scope `kinetis-docs` for the home directory, which would hide the
@@ -28,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import shlex
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -49,15 +58,29 @@ from kinetis_mcp_docs.installer.errors import (
     interrupted_exit_code,
     interruption,
 )
-from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs
+from kinetis_mcp_docs.installer.install_dir.advice import in_checkout, kinetis_docs
 from kinetis_mcp_docs.installer.install_dir.claim import Claim, claim_directory, roll_back
 from kinetis_mcp_docs.installer.install_dir.files import write_atomic
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
-from kinetis_mcp_docs.installer.install_dir.ownership import absolute, resolve_directory
-from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
+from kinetis_mcp_docs.installer.install_dir.ownership import Found, resolve_directory
+from kinetis_mcp_docs.installer.install_dir.package_source import (
+    SOURCE_VARIABLES,
+    PackageSource,
+    read_source,
+    record_source,
+)
+from kinetis_mcp_docs.installer.install_dir.pages import (
+    Pages,
+    chosen_pages,
+    directory_setting,
+    drop_pages,
+    hold_pages,
+    served_directory,
+)
 from kinetis_mcp_docs.installer.install_dir.safety import inspect_directory
 from kinetis_mcp_docs.installer.install_dir.scratch import emptied_scratch
 from kinetis_mcp_docs.installer.install_dir.throttle import record_success
+from kinetis_mcp_docs.installer.install_dir.wheelhouse import hold_wheelhouse
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
 from kinetis_mcp_docs.installer.names import PAGES_ENVIRONMENT_VARIABLE
 from kinetis_mcp_docs.installer.server_check.verification import (
@@ -82,7 +105,14 @@ class SetupResult:
     root: Path
     version: str
     argv: list[str]
-    pages: Path | None
+    pages: Pages
+
+    @property
+    def pages_shown(self) -> str | None:
+        """Where the pages come from, for the last line; None for the Kinetis repository."""
+        if self.pages.directory is None:
+            return None
+        return self.pages.describe(InstallLayout(self.root))
 
 
 def run_setup(
@@ -106,28 +136,32 @@ def run_setup(
     try:
         cli = client.find_cli()
         check_python()
-        pages = pages_directory(environ)
         root = resolve_directory(environ)
+        layout = InstallLayout(root)
+        pages = chosen_pages(environ, layout)
         found = inspect_directory(root)
+        if found is Found.OURS:
+            refuse_source_install(layout, environ, client, pages)
         existing = existing_registration(client, cli)
     except KeyboardInterrupt as error:
         raise InstallerError(
             f"{interruption(error)}; nothing was written.", interrupted_exit_code(error)
         ) from None
-    layout = InstallLayout(root)
-    argv = layout.start_argv(pages)
+    argv = layout.start_argv(None if pages.held else pages.directory)
     registered_env = client.registered_environment(environ)
     say(f"Installing {REQUIREMENT} into {root}")
     claim = claim_directory(root, found)
     installed: str | None = None  # the version, once `current` is the new environment
     verified = registered = False
+    served = served_directory(None if pages.held else _as_str(pages.directory), layout)
     try:
         deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
-        with installing(layout, deadline=deadline, say=say, environ=environ) as installed:
-            read = f"a page from {pages}" if pages else "a page from the Kinetis repository"
+        with installing(
+            layout, deadline=deadline, say=say, environ=environ, pages=pages
+        ) as installed:
             say(
                 f"Installed version {installed}; verifying it through the command to register "
-                f"({read})"
+                f"(a page from {pages.describe(layout)})"
             )
             version = verify_server(argv, client.launch_environment(environ, registered_env))
             verified = True
@@ -151,9 +185,37 @@ def run_setup(
         if isinstance(error, InstallGone):
             raise  # what was found is gone: nothing is left as it was
         if isinstance(error, InstallerError):
-            raise InstallerError(f"{_what_failed(error, pages)} {left}", error.exit_code) from error
+            raise InstallerError(
+                f"{_what_failed(error, served)} {left}", error.exit_code
+            ) from error
         raise
     return SetupResult(client, root, version, argv, pages)
+
+
+def _as_str(path: Path | None) -> str | None:
+    return None if path is None else os.fspath(path)
+
+
+def refuse_source_install(
+    layout: InstallLayout, environ: Mapping[str, str], client: Client, pages: Pages
+) -> None:
+    """Refuse the install's own setup over a source install, before anything is written,
+    when this shell names no package source: pip would ask an index, which has no such
+    package. The checkout's command installs it again (its session sets the source)."""
+    try:
+        source = read_source(layout)
+    except InstallerError:
+        return  # unreadable: setup records it again
+    checkout = None if source is None else source.checkout()
+    if checkout is None or any(environ.get(name) for name in SOURCE_VARIABLES):
+        return
+    arguments, settings = pages.session_arguments(checkout)
+    command = in_checkout(checkout, layout.root, *client.arguments, *arguments, settings=settings)
+    raise InstallerError(
+        f"{layout.root} is a source install of {checkout}: its packages come from that "
+        "checkout's wheelhouse, which no package index has, so its own setup cannot install "
+        f"it again. Run {command} instead. Nothing was written."
+    )
 
 
 def existing_registration(client: Client, cli: str) -> Registration | None:
@@ -233,38 +295,9 @@ def _interrupted_registering(
 
 
 def pages_directory(environ: Mapping[str, str]) -> Path | None:
-    """`KINETIS_MCP_DOCS_PAGES` as an absolute directory holding the index page, or None.
-
-    Unset or empty is None: pages come from the Kinetis repository. Anything else that is
-    not a directory with an `index.md` this user can read is refused, before anything is
-    written.
-    """
-    configured = environ.get(PAGES_ENVIRONMENT_VARIABLE, "")
-    if not configured:
-        return None
-    pages = Path(absolute(configured))
-    setting = f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(configured)}"
-    fix = (
-        "point it at a directory of the documentation's pages (a checkout's docs/), or unset "
-        "it to read them from the Kinetis repository. Nothing was written"
-    )
-    if not pages.is_dir():
-        found = "does not exist" if not os.path.lexists(pages) else "is not a directory"
-        raise InstallerError(f"{setting}: {pages} {found}; {fix}.")
-    index = pages / INDEX_PAGE
-    try:
-        if not index.is_file():
-            raise InstallerError(
-                f"{setting}: {pages} has no {INDEX_PAGE}, the page setup's verification reads; "
-                f"{fix}."
-            )
-        # A regular file, so opening it cannot block; the server would read it so.
-        os.close(os.open(index, os.O_RDONLY | os.O_NONBLOCK))
-    except OSError as error:
-        raise InstallerError(
-            f"{setting}: {index} cannot be read ({error.strerror}); {fix}."
-        ) from error
-    return pages
+    """`KINETIS_MCP_DOCS_PAGES` as an absolute directory holding the index page, or None
+    (`pages.directory_setting`): refused before anything is written when it names none."""
+    return directory_setting(environ, PAGES_ENVIRONMENT_VARIABLE)
 
 
 def replacement_notice(client: Client, existing: Registration | None, root: Path) -> str | None:
@@ -349,16 +382,20 @@ def installing(
     deadline: float,
     say: Callable[[str], None],
     environ: Mapping[str, str],
+    pages: Pages | None = None,
 ) -> Iterator[str]:
     """Under the lock: write the requirement, build, check, switch, record the time and
-    where the packages came from; then run the block (verify, register) with the new
-    environment serving, and release the lock. Yields the installed version.
+    where the packages came from, and hold the `pages` asked for; then run the block
+    (verify, register) with the new environment serving, and release the lock. Yields the
+    installed version.
 
     pip runs in `environ`, whose pip variables are recorded as the install's package source
-    (`package_source.py`), for every later update to look where this install did. The
-    environment serving before (on a re-run) stays untouched until the switch, and stays as
-    `previous` after it. The new environment's byte-compile runs beside the check and the
-    block; leaving the block waits for it, or stops it on any exception (`candidate.py`).
+    (`package_source.py`), for every later update to look where this install did; a source
+    install's wheelhouse is copied into the install first, and pip reads the copy
+    (`wheelhouse.py`). The environment serving before (on a re-run) stays untouched until
+    the switch, and stays as `previous` after it. The new environment's byte-compile runs
+    beside the check and the block; leaving the block waits for it, or stops it on any
+    exception (`candidate.py`).
     """
     with contextlib.ExitStack() as locked:
         locked.enter_context(
@@ -374,17 +411,20 @@ def installing(
                 "uninstall ran meanwhile); nothing was installed. Run setup again to install."
             )
         write_requirements(layout)
+        source = hold_wheelhouse(layout, PackageSource.of(environ))
         with candidate(
             layout,
             ["-r", os.fspath(layout.requirements)],
             deadline=deadline,
             compile_wait=COMPILE_TIMEOUT_SECONDS,
-            pip=PipRun(environ=environ, scratch=emptied_scratch(layout)),
+            pip=PipRun(environ=source.pip_environment(environ), scratch=emptied_scratch(layout)),
         ) as new:
             version = new.check(deadline=deadline)
             new.switch()
             record_success(layout, time.time())
-            record_source(layout, PackageSource.of(environ))
+            record_source(layout, source)
+            if pages is not None:
+                _hold(layout, pages, say)
             # Verified and registered under the lock, so that an uninstall, which removes
             # the directory under it, either sees the registration or removes the install
             # before it is made (a setup waiting behind it then finds the marker gone). A
@@ -394,6 +434,25 @@ def installing(
                 yield version
             finally:
                 locked.close()
+
+
+def _hold(layout: InstallLayout, pages: Pages, say: Callable[[str], None]) -> None:
+    """Make the install hold the pages asked for: a copy of their directory (kept as it is
+    when that has gone since it was copied), or, for the Kinetis repository, none, saying
+    what the registrations that served the copy serve from now on. A directory read in
+    place leaves the install's copy to the registrations that serve it."""
+    if pages.held and pages.directory is not None:
+        if not pages.directory.is_dir():
+            say(f"{pages.directory} is gone: keeping the install's copy of it as it is")
+        hold_pages(layout, pages.directory)
+    elif pages.directory is None:
+        dropped = drop_pages(layout)
+        if dropped is not None:
+            say(
+                f"Removed the install's copy of the pages of {dropped}: every registration of "
+                f"{layout.root} that names no pages directory reads the Kinetis repository "
+                "from now on"
+            )
 
 
 def write_requirements(layout: InstallLayout) -> None:

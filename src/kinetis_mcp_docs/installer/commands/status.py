@@ -26,7 +26,10 @@ success is dated in the future, since a clock set back hides how long. Each is a
 pages directory a registration has; for a source install, its checkout's
 `nox -s setup_from_source`; with nothing installed, the README's command in a clone — and
 any makes the exit status 1. An HTTP registration
-of the name is shown as its URL and the names of its headers, never their values. The
+of the name is shown as its URL and the names of its headers, never their values. Nothing
+installed is no problem for a user of the HTTP route alone: with no stdio registration, a
+client registering the route (as `kinetis-docs`, or as `kinetis-docs-http`, the name the
+route's page gives it) needs no install, and status says so and exits 0. The
 report's types, and the report as text, are `status_report.py`'s.
 """
 
@@ -38,13 +41,14 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
+from kinetis_mcp_docs.installer.clients.base import HTTP_SERVER_NAME, SERVER_NAME, Client
 from kinetis_mcp_docs.installer.clients.known import CLIENTS
 from kinetis_mcp_docs.installer.clients.registration import Registration
 from kinetis_mcp_docs.installer.clients.scope import other_scope
 from kinetis_mcp_docs.installer.commands.status_report import (
     ClientStatus,
     EnvironmentStatus,
+    HeldCopy,
     InstallStatus,
     PageRead,
     Problem,
@@ -55,8 +59,9 @@ from kinetis_mcp_docs.installer.envs.links import current_environment, previous_
 from kinetis_mcp_docs.installer.envs.metadata import environment_version
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.advice import (
+    checkout_present,
     delete_and_install,
-    from_checkout,
+    in_checkout,
     install_here,
     kinetis_docs,
     setup_with_new_python,
@@ -69,6 +74,13 @@ from kinetis_mcp_docs.installer.install_dir.ownership import (
     resolve_directory,
 )
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
+from kinetis_mcp_docs.installer.install_dir.pages import (
+    Pages,
+    held_pages,
+    holds_copy,
+    registration_pages,
+    served_directory,
+)
 from kinetis_mcp_docs.installer.install_dir.safety import (
     WRITABLE_FIX,
     cannot_write,
@@ -111,8 +123,33 @@ def gather_status(environ: Mapping[str, str]) -> Status:
         )
         for client in CLIENTS
     ]
-    install = _install_status(root, environ, clients, problems, stranded)
+    over_http = _over_http(clients) if found in (Found.ABSENT, Found.EMPTY) else []
+    install = _install_status(root, environ, clients, problems, stranded, over_http=over_http)
     return Status(install, clients, problems)
+
+
+def _over_http(clients: list[ClientStatus]) -> list[str]:
+    """With nothing installed and no client running a stdio install: each client's HTTP
+    registration of the route, under `kinetis-docs` or the name the HTTP route's page
+    gives it, `kinetis-docs-http`. A user of the route alone needs no install."""
+    if any(client.command is not None for client in clients):
+        return []
+    found = [
+        f"{client.client}'s {SERVER_NAME} is {client.description}"
+        for client in clients
+        if client.registered and client.url is not None
+    ]
+    for client in CLIENTS:
+        cli = client.cli_on_path()
+        if cli is None:
+            continue
+        try:
+            registration = client.registration(cli, HTTP_SERVER_NAME)
+        except InstallerError:
+            continue  # a CLI that cannot answer shows no route's user
+        if registration is not None and registration.url is not None:
+            found.append(f"{client.label}'s {HTTP_SERVER_NAME} is {registration.describe()}")
+    return found
 
 
 def _stranded(root: Path) -> str | None:
@@ -172,12 +209,15 @@ def _client_status(
         )
     runs_here = registration.runs_from(root)
     other = registration.install_directory
-    setup = _setup(client, registration, root, checkout)
-    reinstall = f"`{setup}` reinstalls and registers it again"
+    layout = InstallLayout(root)
+    pages = registration_pages(registration.pages, layout)
+    setup = _setup(client, pages, root, checkout)
+    reinstall = f"{setup} reinstalls and registers it again"
     if stranded is not None:
         # Its own setup cannot start either: a clone's, with the Python there is now.
-        arguments = _session_arguments(client, registration.pages)
-        reinstall = _with_new_python(root, checkout, [(client.label, arguments)])
+        reinstall = _with_new_python(
+            root, checkout, [(client.label, _arguments(client.arguments, pages, checkout))]
+        )
     if unowned is not None:
         reinstall = unowned
     read = None
@@ -187,9 +227,11 @@ def _client_status(
             registration,
             environ,
             problems,
+            served=served_directory(registration.pages, layout),
             setup=setup,
             only_reinstall=stranded is not None or unowned is not None,
             reinstall=reinstall,
+            from_checkout=checkout is not None,
         )
     status = registration.status
     if runs_here and status is not None and ("Connected" not in status or "Failed" in status):
@@ -208,6 +250,10 @@ def _client_status(
         install_directory=None if other is None else os.fspath(other),
         runs_this_install=runs_here,
         pages=registration.pages,
+        pages_held=os.fspath(pages.directory)
+        if runs_here and pages.held and pages.directory
+        else None,
+        pages_from=pages.describe(layout) if runs_here else None,
         reported_status=status,
         scope=registration.scope,
         disabled=disabled,
@@ -219,18 +265,14 @@ def _client_status(
     )
 
 
-def _setup(client: Client, registration: Registration, root: Path, checkout: Path | None) -> str:
-    """The setup that registers this install again as it is: with its pages directory, and
-    for a source install from its checkout (its own setup would ask an index)."""
+def _setup(client: Client, pages: Pages, root: Path, checkout: Path | None) -> str:
+    """The setup that registers this install again as it is, quoted for a sentence: with
+    the pages it serves, and for a source install from its checkout (its own setup would
+    ask an index)."""
     if checkout is None:
-        return kinetis_docs(root, "setup", *client.arguments, pages=registration.pages)
-    return from_checkout(checkout, *_session_arguments(client, registration.pages))
-
-
-def _session_arguments(client: Client, pages: str | None) -> list[str]:
-    """What follows `--` in `nox -s setup_from_source` for a client's registration: the
-    session serves the checkout's docs/ unless told `--live`."""
-    return [*client.arguments, *([] if pages else ["--live"])]
+        return f"`{kinetis_docs(root, 'setup', *client.arguments, pages=pages.setting())}`"
+    arguments, settings = pages.session_arguments(checkout)
+    return in_checkout(checkout, root, *client.arguments, *arguments, settings=settings)
 
 
 def _read_page(
@@ -239,28 +281,35 @@ def _read_page(
     environ: Mapping[str, str],
     problems: list[Problem],
     *,
+    served: Path | None,
     setup: str,
     only_reinstall: bool,
     reinstall: str,
+    from_checkout: bool,
 ) -> PageRead:
     """Setup's four messages through the registered command, as `client` starts it.
 
-    `reinstall` is the fix that installs and registers it again; with `only_reinstall` (the
-    environment's Python is gone, or the directory is not ours, so `setup` cannot run or
-    refuses) it is the fix whatever the server said."""
+    `served` is the directory its pages come from (None: the Kinetis repository), and
+    `setup` what registers it again so; `reinstall` is the fix that installs and registers
+    it again; with `only_reinstall` (the environment's Python is gone, or the directory is
+    not ours, so `setup` cannot run or refuses) it is the fix whatever the server said. A
+    pages directory that has gone from a source install (its checkout moved, read in
+    place) is mended by the checkout's command in the clone's new place, as `setup` says."""
     env = client.launch_environment(environ, registration.env)
     try:
         version = verify_server(registration.argv, env)
     except ServerCheckFailed as failure:
         detail = failure.account()
-        pages = registration.pages
         # A page the server could not read, or a pages directory that is gone, which stops
         # the server at its start; any other failure is not the pages' doing.
-        pages_failed = pages is not None and not (
-            Path(pages).is_dir() and os.access(pages, os.R_OK | os.X_OK)
+        pages_failed = served is not None and not (
+            served.is_dir() and os.access(served, os.R_OK | os.X_OK)
         )
-        if not only_reinstall and (failure.problem.code == READ_FAILED or pages_failed):
-            fix = f"{read_hint(pages)}, then run `{setup}`"
+        gone = served is not None and not served.exists()
+        if not only_reinstall and from_checkout and gone:
+            fix = f"The pages directory {served} is gone: run {setup}"
+        elif not only_reinstall and (failure.problem.code == READ_FAILED or pages_failed):
+            fix = f"{read_hint(served)}, then run {setup}"
         else:
             fix = reinstall
         problems.append(
@@ -277,20 +326,13 @@ def _install_status(
     clients: list[ClientStatus],
     problems: list[Problem],
     stranded: str | None,
+    *,
+    over_http: list[str],
 ) -> InstallStatus:
     chosen_by = DIR_ENVIRONMENT_VARIABLE if environ.get(DIR_ENVIRONMENT_VARIABLE) else "default"
     found = ownership(root)
-    if isinstance(found, Refusal):
-        problems.append(
-            Problem(
-                f"{root} is not an install of this tool: {found.reason}", _refusal_fix(root, found)
-            )
-        )
-        return InstallStatus(os.fspath(root), chosen_by, "not-ours", found.reason)
     if found is not Found.OURS:
-        problems.append(Problem(f"Nothing is installed in {root}", _install_fix(root, clients)))
-        detail = "it does not exist" if found is Found.ABSENT else "it is empty"
-        return InstallStatus(os.fspath(root), chosen_by, found.value, detail)
+        return _no_install(root, chosen_by, found, clients, problems, over_http=over_http)
     layout = InstallLayout(root)
     unsafe = install_problem(layout)
     if unsafe is not None:
@@ -322,7 +364,7 @@ def _install_status(
             Problem(
                 f"The environment {layout.current} points at, {current}, cannot run: {stranded}",
                 _with_new_python(
-                    root, checkout, [(c.client, _checkout_arguments(c)) for c in chosen]
+                    root, checkout, [(c.client, _checkout_arguments(c, checkout)) for c in chosen]
                 ),
             )
         )
@@ -359,6 +401,45 @@ def _install_status(
         last_failure=None if failure is None else failure[1],
         package_source=None if source is None else source.describe(),
         source_checkout=None if checkout is None else os.fspath(checkout),
+        source_checkout_gone=None if checkout is None else not checkout_present(checkout),
+        wheelhouse_held=None if source is None else source.copied_from is not None,
+        pages_copy=_held_copy(layout),
+    )
+
+
+def _no_install(
+    root: Path,
+    chosen_by: str,
+    found: Found | Refusal,
+    clients: list[ClientStatus],
+    problems: list[Problem],
+    *,
+    over_http: list[str],
+) -> InstallStatus:
+    """The install directory when it holds no install: not ours, or nothing there, which
+    is no problem for a user of the HTTP route alone (`over_http`)."""
+    if isinstance(found, Refusal):
+        problems.append(
+            Problem(
+                f"{root} is not an install of this tool: {found.reason}", _refusal_fix(root, found)
+            )
+        )
+        return InstallStatus(os.fspath(root), chosen_by, "not-ours", found.reason)
+    detail = "it does not exist" if found is Found.ABSENT else "it is empty"
+    if not over_http:
+        problems.append(Problem(f"Nothing is installed in {root}", _install_fix(root, clients)))
+    return InstallStatus(os.fspath(root), chosen_by, found.value, detail, over_http=over_http)
+
+
+def _held_copy(layout: InstallLayout) -> HeldCopy | None:
+    """The install's copy of the pages: where, made from where, and whether that is there."""
+    if not holds_copy(layout):
+        return None
+    origin = held_pages(layout)
+    return HeldCopy(
+        os.fspath(layout.pages),
+        None if origin is None else os.fspath(origin),
+        origin is not None and origin.is_dir(),
     )
 
 
@@ -453,16 +534,37 @@ def _setup_either(root: Path, checkout: Path | None, clients: list[ClientStatus]
         )
     running = [client for client in clients if client.runs_this_install]
     chosen = running or [ClientStatus("Claude Code", None), ClientStatus("Codex", None)]
-    return " or ".join(
-        f"`{from_checkout(checkout, *_checkout_arguments(client))}` ({client.client})"
-        for client in chosen
-    )
+    commands = []
+    for client in chosen:
+        arguments, settings = _checkout_arguments(client, checkout)
+        command = in_checkout(checkout, root, *arguments, settings=settings)
+        commands.append(f"{command} ({client.client})")
+    return " or ".join(commands)
 
 
-def _checkout_arguments(client: ClientStatus) -> list[str]:
+def _checkout_arguments(client: ClientStatus, checkout: Path | None) -> tuple[list[str], list[str]]:
+    """What follows `--` in the checkout's session, and the settings before it, to register
+    `client` again with the pages it serves; a client not registered gets the session's
+    own (a copy of the checkout's docs/)."""
     codex = ["codex"] if client.client == "Codex" else []
-    live = ["--live"] if client.registered and client.pages is None else []
-    return [*codex, *live]
+    if not client.registered:
+        return codex, []
+    if client.pages is not None:
+        pages = Pages(Path(client.pages))
+    elif client.pages_held:
+        pages = Pages(Path(client.pages_held), held=True)
+    else:
+        pages = Pages()
+    return _arguments(codex, pages, checkout)
+
+
+def _arguments(
+    client_arguments: list[str], pages: Pages, checkout: Path | None
+) -> tuple[list[str], list[str]]:
+    """The session's arguments and settings that register a client with its pages again,
+    from `checkout` (None: any clone, for an install not made from one)."""
+    arguments, settings = pages.session_arguments(checkout)
+    return [*client_arguments, *arguments], settings
 
 
 def _install_fix(root: Path, clients: list[ClientStatus]) -> str:
@@ -492,13 +594,16 @@ def _cannot_run(env: Path | None) -> str | None:
 
 
 def _with_new_python(
-    root: Path, checkout: Path | None, clients: list[tuple[str, list[str]]]
+    root: Path,
+    checkout: Path | None,
+    clients: list[tuple[str, tuple[list[str], list[str]]]],
 ) -> str:
-    """Setup again, for the clients named with their session arguments, from a clone with
-    the Python there is now: the install's own command cannot start without its Python."""
+    """Setup again, for the clients named with their session arguments and settings, from
+    a clone with the Python there is now: the install's own command cannot start without
+    its Python."""
     commands = " or ".join(
-        f"`{with_new_python(root, *arguments, checkout=checkout)}` ({label})"
-        for label, arguments in clients
+        f"`{with_new_python(root, *arguments, checkout=checkout, settings=settings)}` ({label})"
+        for label, (arguments, settings) in clients
     )
     return f"{setup_with_new_python(checkout)}: {commands}"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kinetis_mcp_docs.installer.clients.base import SERVER_NAME
-from kinetis_mcp_docs.installer.install_dir.advice import from_checkout
+from kinetis_mcp_docs.installer.install_dir.advice import in_checkout
 from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE
 
 
@@ -46,7 +46,11 @@ class ClientStatus:
     recorded_variables: list[str] = field(default_factory=list)
     install_directory: str | None = None
     runs_this_install: bool = False
+    # The `--docs-dir` the registration names; without one, the directory of which the
+    # install holds the copy it serves, if it holds one; where its pages come from, in words.
     pages: str | None = None
+    pages_held: str | None = None
+    pages_from: str | None = None
     reported_status: str | None = None
     # Claude Code's scope as it says it; None for Codex, which has none.
     scope: str | None = None
@@ -73,6 +77,16 @@ class EnvironmentStatus:
 
 
 @dataclass(frozen=True)
+class HeldCopy:
+    """The install's copy of the pages: where it is, the directory it is made from (None
+    when its record is unreadable), and whether that directory is there."""
+
+    path: str
+    copied_from: str | None
+    origin_exists: bool
+
+
+@dataclass(frozen=True)
 class InstallStatus:
     """The install directory: what is there, and its update state (times in UTC)."""
 
@@ -92,6 +106,14 @@ class InstallStatus:
     # and the checkout a source install is set up from again.
     package_source: str | None = None
     source_checkout: str | None = None
+    # Whether that checkout has gone (moved, deleted) since, and whether the install holds
+    # a copy of its wheelhouse (one made before copies existed reads it in the checkout).
+    source_checkout_gone: bool | None = None
+    wheelhouse_held: bool | None = None
+    pages_copy: HeldCopy | None = None
+    # With nothing installed: the clients' registrations of the HTTP route, in words, which
+    # need no install.
+    over_http: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -137,16 +159,24 @@ def render(status: Status) -> list[str]:
             else "due: the next client start checks"
         )
         lines.append(f"  Next update check: {due}")
+        if install.pages_copy is not None:
+            lines.append(f"  Pages held: {_held(install.pages_copy)}")
         if install.package_source is not None:
             lines.append(f"  Package source: {install.package_source}")
         if install.source_checkout is not None:
-            checkout = Path(install.source_checkout)
-            lines.append(
-                f"  Source checkout: {checkout}; it takes the checkout's changes with "
-                f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
-            )
+            lines.append(f"  Source checkout: {_checkout(install, status.clients)}")
+    lines.extend(
+        f"  HTTP route: {route}: served by the route, needing no install here"
+        for route in install.over_http
+    )
     for client in status.clients:
         lines.extend(_client_lines(client))
+    if status.ok and install.over_http:
+        lines.append(
+            "No problems: nothing is installed here, and the clients that use the HTTP route "
+            "need nothing installed (`claude mcp get` shows whether the route answers)."
+        )
+        return lines
     if status.ok:
         lines.append("No problems: every client registered to this install reads its pages.")
         return lines
@@ -156,6 +186,54 @@ def render(status: Status) -> list[str]:
         lines.append(f"  - {problem.problem}")
         lines.append(f"    Fix: {problem.fix}")
     return lines
+
+
+def _held(copy: HeldCopy) -> str:
+    """The install's copy of the pages, where it comes from, and what keeps it current."""
+    origin = copy.copied_from or "a directory its record no longer names"
+    held = (
+        f"a copy of {origin} in {copy.path}, served by every registration of this install "
+        "that names no pages directory"
+    )
+    if copy.origin_exists:
+        return f"{held}; made again from {origin} at each setup and update"
+    return f"{held}; {origin} is gone, so it stays as it was last copied"
+
+
+def _checkout(install: InstallStatus, clients: list[ClientStatus]) -> str:
+    """A source install's checkout: how the install takes its changes, and what moving or
+    deleting it stops: nothing, unless a registration reads its docs/ in place, or the
+    install was made before it held a copy of the checkout's wheelhouse."""
+    checkout, root = Path(install.source_checkout or ""), Path(install.path)
+    take = f"{in_checkout(checkout, root, pull=True)} (add `-- codex` for Codex)"
+    again = f"{in_checkout(checkout, root)} (add `-- codex` for Codex)"
+    stops = [] if install.wheelhouse_held else ["its updates, which read the checkout's wheelhouse"]
+    in_place = [
+        client.client
+        for client in clients
+        if client.runs_this_install and client.pages and Path(client.pages).is_relative_to(checkout)
+    ]
+    if in_place:
+        stops.append(f"the page reads of {' and '.join(in_place)}, which read its docs/ in place")
+    if install.source_checkout_gone:
+        if stops:
+            return (
+                f"{checkout}, which is gone (moved or deleted): {', and '.join(stops)}, fail "
+                f"until it is set up again with {again}"
+            )
+        return (
+            f"{checkout}, which is gone (moved or deleted): the install serves and updates "
+            f"from its own copies, as they were at its last setup or update; to set it up from "
+            f"the clone, {again}"
+        )
+    moving = (
+        f"stops {' and '.join(stops)}"
+        if stops
+        else "changes nothing this install serves or updates from: it holds copies of both"
+    )
+    return (
+        f"{checkout}; it takes the checkout's changes with {take}. Moving or deleting it {moving}"
+    )
 
 
 def _shown(env: EnvironmentStatus | None) -> str:
@@ -181,7 +259,7 @@ def _client_lines(client: ClientStatus) -> list[str]:
             where = f"runs the install in {client.install_directory}"
         else:
             where = "runs a command this installer did not write"
-        pages = client.pages or "the Kinetis repository"
+        pages = client.pages_from or client.pages or "the Kinetis repository"
         lines = [f"{client.client}: {SERVER_NAME} {where}, with pages from {pages}"]
         lines.append(f"  Command: {shlex.join(client.command)}")
     lines.extend(_setting_lines(client))

@@ -17,13 +17,14 @@ from kinetis_mcp_docs.installer.envs.interpreter import interpreter_problem
 from kinetis_mcp_docs.installer.envs.links import current_environment
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.advice import (
-    from_checkout,
+    in_checkout,
     install_here,
     setup_with_new_python,
     with_new_python,
 )
 from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
 from kinetis_mcp_docs.installer.install_dir.package_source import read_source
+from kinetis_mcp_docs.installer.install_dir.pages import held_pages
 from kinetis_mcp_docs.installer.install_dir.safety import WRITABLE_FIX, cannot_write
 from kinetis_mcp_docs.installer.update import update_now
 
@@ -49,6 +50,10 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
         )
     source = read_source(layout)
     checkout = None if source is None else source.checkout()
+    # The session holds a copy of a clone's docs/ unless told otherwise: which pages each
+    # registration asked for, `status` reads from the clients.
+    held = held_pages(layout)
+    others = "" if held is not None and held.name == "docs" else "; `status` names each client's"
     current = current_environment(layout)
     stranded = None if current is None else interpreter_problem(current)
     if stranded is not None:
@@ -57,7 +62,7 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
         raise InstallerError(
             f"Cannot update {root}: the environment {layout.current} points at cannot run: "
             f"{stranded}. {advice[:1].upper()}{advice[1:]}: "
-            f"`{with_new_python(root, checkout=checkout)}` (add `-- codex` for Codex). "
+            f"`{with_new_python(root, checkout=checkout)}` (add `-- codex` for Codex{others}). "
             "Nothing was changed."
         )
     say(f"Updating the install in {root}")
@@ -66,6 +71,6 @@ def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Pat
     if switched is None and checkout is not None:
         say(
             f"It is a source install of {checkout}, which takes the checkout's changes with "
-            f"`{from_checkout(checkout, pull=True)}` (add `-- codex` for Codex)"
+            f"{in_checkout(checkout, root, pull=True)} (add `-- codex` for Codex{others})"
         )
     return switched

@@ -7,45 +7,51 @@ with `KINETIS_MCP_DOCS_DIR=DIR` before it unless DIR is the default: run from th
 shell, it then acts on the install the message is about. Where nothing is installed yet
 there is no such command, and the package is not on PyPI yet: the command named is the
 README's, in a clone (`install_here`). An install made from a checkout's wheelhouse is
-set up again from that checkout (`from_checkout`), since its own `setup` would ask an index.
+set up again from that checkout (`in_checkout`), since its own `setup` would ask an index.
+
+The README's command runs pip and nox through the clone's `.venv/bin/python`, never through
+the scripts beside it (`.venv/bin/pip`, `.venv/bin/nox`): their first lines name the path
+the clone had when `.venv` was made, and fail once it moves, where its interpreter does
+not. So the same command works in a fresh clone, again in place, and in a clone that
+moved. A checkout that is gone (moved or deleted) cannot be named with `cd`: the message
+says to run the command in the clone's new place, or in a fresh clone.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.ownership import delete_command, resolve_directory
 from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.names import (
-    COMMAND_NAME,
-    DIR_ENVIRONMENT_VARIABLE,
-    PAGES_ENVIRONMENT_VARIABLE,
-)
+from kinetis_mcp_docs.installer.names import COMMAND_NAME, DIR_ENVIRONMENT_VARIABLE
 
-# What installs from a clone of this project, run in it (the README's first command).
-SESSION = ".venv/bin/nox -s setup_from_source"
-# What makes a clone's own environment again with the Python on PATH: after a Python
-# upgrade its `.venv` links to the interpreter that went too (troubleshooting.md).
-NEW_VENV = "rm -rf .venv && python3 -m venv .venv && .venv/bin/pip install 'nox[uv]'"
+# What installs from a clone of this project, run in it (the README's first command): nox
+# in the clone's own environment, then its session.
+CLONE_VENV = "python3 -m venv .venv && .venv/bin/python -m pip install 'nox[uv]'"
+SESSION = ".venv/bin/python -m nox -s setup_from_source"
+# The file a clone holds that runs the session: a checkout without it is gone.
+_NOXFILE = "noxfile.py"
 
 
 def kinetis_docs(root: Path, *words: str, pages: str | None = None) -> str:
     """`kinetis-docs WORDS` as a user runs it for the install directory `root`.
 
     The install's own command when it has one, after `KINETIS_MCP_DOCS_DIR` when `root` is
-    not the default and `KINETIS_MCP_DOCS_PAGES` when `pages` is given (a `setup` keeping
-    its pages directory). Without one, a setup is the README's from a clone
-    (`install_here`, which serves the clone's docs/), anything else plain `kinetis-docs`.
+    not the default and `pages`, the setting of the pages a `setup` keeps
+    (`KINETIS_MCP_DOCS_PAGES=DIR`, `pages.Pages.setting`), when given. Without one, a setup
+    is the README's from a clone (`install_here`, which holds a copy of the clone's docs/),
+    anything else plain `kinetis-docs`.
     """
     own = environment_command(root, InstallLayout(root).current, *words, pages=pages)
     if own is not None:
         return own
     if words[:1] == ("setup",):
         # No command of its own to run it with: the README's, in a clone.
-        return install_here(root, *words[1:])
+        return install_here(root, *words[1:], settings=[] if pages is None else [pages])
     return " ".join([*_settings(root, pages), COMMAND_NAME, *words])
 
 
@@ -64,11 +70,9 @@ def environment_command(
 
 def _settings(root: Path, pages: str | None) -> list[str]:
     """The variables a command for `root` is run with: the directory unless it is the
-    default, and the pages directory when one is given."""
+    default, and the setting of the pages when one is given."""
     settings = [] if _is_default(root) else [_directory_setting(root)]
-    if pages is not None:
-        settings.append(f"{PAGES_ENVIRONMENT_VARIABLE}={shlex.quote(pages)}")
-    return settings
+    return settings if pages is None else [*settings, pages]
 
 
 def _runs(layout: InstallLayout, environment: Path) -> bool:
@@ -78,22 +82,42 @@ def _runs(layout: InstallLayout, environment: Path) -> bool:
     return os.access(command, os.X_OK) and os.path.exists(layout.python(environment))  # noqa: PTH110
 
 
-def from_checkout(checkout: Path, *arguments: str, pull: bool = False) -> str:
-    """The command that installs a source checkout again, as its README does: its nox
-    session (`arguments` after `--`: `codex`, `--live`), after `git pull` with `pull`, which
-    is how a source install takes the checkout's changes."""
-    steps = [f"cd {shlex.quote(os.fspath(checkout))}"]
+def checkout_present(checkout: Path) -> bool:
+    """Whether the checkout a source install was made from is still where it was: it holds
+    the session its command runs."""
+    return (checkout / _NOXFILE).is_file()
+
+
+def in_checkout(
+    checkout: Path,
+    root: Path,
+    *arguments: str,
+    pull: bool = False,
+    settings: Sequence[str] = (),
+) -> str:
+    """How to install a source checkout into `root` again, as its README does, quoted for a
+    sentence: `cd CHECKOUT && ...` while it is there; once it is gone (moved, deleted), the
+    same command to run in the clone's new place. `arguments` follow `--` (`codex`,
+    `--live`), `settings` (a pages variable) precede the session, and `pull` first runs
+    `git pull`, which is how a source install takes its checkout's changes."""
+    command = install_here(root, *arguments, settings=settings)
     if pull:
-        steps.append("git pull")
-    steps.append(" ".join([SESSION, *(["--", *arguments] if arguments else [])]))
-    return " && ".join(steps)
+        command = f"git pull && {command}"
+    if checkout_present(checkout):
+        return f"`cd {shlex.quote(os.fspath(checkout))} && {command}`"
+    return (
+        f"`{command}`, run in the clone's new place ({checkout}, where it was installed "
+        "from, is gone), or in a fresh clone of kinetis-mcp-docs"
+    )
 
 
-def install_here(root: Path, *arguments: str) -> str:
-    """How to install into `root` with nothing installed there yet: no install's own command
-    exists, and the package is not on PyPI yet, so from a clone, as its README says."""
-    setting = [] if _is_default(root) else [_directory_setting(root)]
-    return " ".join([*setting, SESSION, *(["--", *arguments] if arguments else [])])
+def install_here(root: Path, *arguments: str, settings: Sequence[str] = ()) -> str:
+    """How to install into `root` from a clone, run in it, as its README says: no install's
+    own command exists yet (or it cannot set up a source install), and the package is not
+    on PyPI yet. `settings` (a pages variable) precede the session."""
+    directory = [] if _is_default(root) else [_directory_setting(root)]
+    session = [*directory, *settings, SESSION, *(["--", *arguments] if arguments else [])]
+    return f"{CLONE_VENV} && {' '.join(session)}"
 
 
 def delete_and_install(root: Path) -> str:
@@ -110,21 +134,23 @@ def delete_and_install(root: Path) -> str:
 def setup_with_new_python(checkout: Path | None) -> str:
     """What to do for an install whose interpreter is gone, said before the commands that
     do it (`with_new_python`): setup again from a clone, whose `.venv` goes too."""
-    where = "a clone of kinetis-mcp-docs" if checkout is None else f"its checkout, {checkout}"
+    there = checkout is not None and checkout_present(checkout)
+    where = f"its checkout, {checkout}" if there else "a clone of kinetis-mcp-docs"
     return (
         f"run setup again with a Python you have now, from {where} (whose .venv is made "
         "again, since it links to the Python that went too)"
     )
 
 
-def with_new_python(root: Path, *arguments: str, checkout: Path | None = None) -> str:
+def with_new_python(
+    root: Path, *arguments: str, checkout: Path | None = None, settings: Sequence[str] = ()
+) -> str:
     """Setup again with the Python the user has now, for an install whose interpreter is
-    gone: from a clone (`checkout`, for a source install), whose `.venv` is made again
-    first, since it links to the interpreter that went too."""
-    setting = [] if _is_default(root) else [_directory_setting(root)]
-    steps = [] if checkout is None else [f"cd {shlex.quote(os.fspath(checkout))}"]
-    steps.append(NEW_VENV)
-    steps.append(" ".join([*setting, SESSION, *(["--", *arguments] if arguments else [])]))
+    gone: from a clone (`checkout`, for a source install, while it is there), whose `.venv`
+    is made again first, since it links to the interpreter that went too."""
+    steps = [f"rm -rf .venv && {install_here(root, *arguments, settings=settings)}"]
+    if checkout is not None and checkout_present(checkout):
+        steps.insert(0, f"cd {shlex.quote(os.fspath(checkout))}")
     return " && ".join(steps)
 
 

@@ -12,6 +12,10 @@ the command's alike, runs pip with exactly those, whatever its own environment h
 none recorded means pip's own configuration (PyPI, unless a configuration file under the
 home directory names another index), which every one of them reads alike.
 
+A source install updates from the install's own copy of its checkout's wheelhouse
+(`wheelhouse.py`): the record then names the copy, and the wheelhouse it is copied from
+(`copied_from`), which is also how the install knows its checkout.
+
 Paths are recorded absolute, since an update runs in another directory than setup did.
 The file is written as the other state files are (`files.write_atomic`), readable by its
 owner alone: an index URL may carry a password. An install made before the record existed
@@ -50,13 +54,18 @@ _MAX_BYTES = 64 * 1024
 # `<checkout>/build/wheelhouse`.
 _CHECKOUT_WHEELHOUSE = ("build", "wheelhouse")
 SOURCE_FILE_MODE = 0o600
+# The record's member naming the checkout's wheelhouse the install's copy is made from.
+_COPIED_FROM = "wheelhouse_copied_from"
 
 
 @dataclass(frozen=True)
 class PackageSource:
-    """The pip variables an install was made with; empty: pip's own configuration."""
+    """The pip variables an install was made with; empty: pip's own configuration.
+    `copied_from`: the checkout's wheelhouse the install's copy, which pip reads, is made
+    from (`wheelhouse.py`)."""
 
     variables: Mapping[str, str]
+    copied_from: Path | None = None
 
     @classmethod
     def of(cls, environ: Mapping[str, str], cwd: str | None = None) -> PackageSource:
@@ -96,12 +105,25 @@ class PackageSource:
 
     def checkout(self) -> Path | None:
         """The source checkout whose wheelhouse alone this install comes from, if any."""
+        wheelhouse = self.checkout_wheelhouse()
+        return None if wheelhouse is None else wheelhouse.parents[1]
+
+    def checkout_wheelhouse(self) -> Path | None:
+        """The checkout's wheelhouse (`CHECKOUT/build/wheelhouse`) this install comes from
+        alone, whether pip reads it there or the install's copy of it; None if none."""
         if not self.indexes_off:
             return None
-        for wheelhouse in self.wheelhouses():
+        for wheelhouse in [*([self.copied_from] if self.copied_from else []), *self.wheelhouses()]:
             if wheelhouse.parts[-2:] == _CHECKOUT_WHEELHOUSE:
-                return wheelhouse.parents[1]
+                return wheelhouse
         return None
+
+    def reading(self, copy: Path, origin: Path) -> PackageSource:
+        """This source with pip reading `copy` where it read `origin`, recorded as copied
+        from `origin`."""
+        entries = self.variables.get("PIP_FIND_LINKS", "").split()
+        replaced = [copy.as_uri() if _names(entry, origin) else entry for entry in entries]
+        return PackageSource({**self.variables, "PIP_FIND_LINKS": " ".join(replaced)}, origin)
 
     def missing_wheelhouses(self) -> bool:
         """Whether pip is told to look at wheelhouses only, none of which exists."""
@@ -112,7 +134,13 @@ class PackageSource:
         """Where pip looks, for a line of status: URLs shown without their credentials."""
         houses = self._shown("PIP_FIND_LINKS")
         if self.indexes_off:
-            return f"the wheelhouse {houses or 'of nothing'}, and no index"
+            copied = (
+                ""
+                if self.copied_from is None
+                else f" (the install's copy of {self.copied_from}, refreshed from it at each "
+                "setup and update while it is there)"
+            )
+            return f"the wheelhouse {houses or 'of nothing'}{copied}, and no index"
         index = self._shown("PIP_INDEX_URL")
         text = (
             f"the index {index}"
@@ -131,7 +159,10 @@ class PackageSource:
 
 def record_source(layout: InstallLayout, source: PackageSource) -> None:
     """Write `source` into the install directory, atomically; `InstallerError` if it cannot."""
-    data = json.dumps({"pip_environment": dict(source.variables)}, indent=2) + "\n"
+    record: dict[str, object] = {"pip_environment": dict(source.variables)}
+    if source.copied_from is not None:
+        record[_COPIED_FROM] = os.fspath(source.copied_from)
+    data = json.dumps(record, indent=2) + "\n"
     try:
         write_atomic(os.fspath(layout.package_source), data.encode(), mode=SOURCE_FILE_MODE)
     except OSError as error:
@@ -150,17 +181,17 @@ def read_source(layout: InstallLayout) -> PackageSource | None:
     if not os.path.lexists(path):
         return None
     data = read_regular(os.fspath(path), _MAX_BYTES)
-    variables = _variables(data) if data is not None and len(data) <= _MAX_BYTES else None
-    if variables is None:
+    source = _source(data) if data is not None and len(data) <= _MAX_BYTES else None
+    if source is None:
         raise InstallerError(
             f"{path}, where setup records the package index this install comes from, is "
             "unreadable; run setup again to record it."
         )
-    return PackageSource(variables)
+    return source
 
 
-def _variables(data: bytes) -> dict[str, str] | None:
-    """The recorded variables, or None when `data` is not a record of them."""
+def _source(data: bytes) -> PackageSource | None:
+    """The recorded source, or None when `data` is not a record of one."""
     try:
         document = json.loads(data.decode("utf-8"))
     except ValueError:  # UnicodeDecodeError is a ValueError
@@ -170,7 +201,19 @@ def _variables(data: bytes) -> dict[str, str] | None:
         key in SOURCE_VARIABLES and isinstance(value, str) for key, value in variables.items()
     ):
         return None
-    return variables
+    copied_from = document.get(_COPIED_FROM)
+    if copied_from is None:
+        return PackageSource(variables)
+    if not isinstance(copied_from, str) or not Path(copied_from).is_absolute():
+        return None
+    return PackageSource(variables, Path(copied_from))
+
+
+def _names(entry: str, directory: Path) -> bool:
+    """Whether the `PIP_FIND_LINKS` entry `entry` (a path or a `file:` URL) is `directory`."""
+    if entry.startswith("file:"):
+        return Path(unquote(urlsplit(entry).path)) == directory
+    return "://" not in entry and Path(entry) == directory
 
 
 def _absolute(path: str, base: str) -> str:

@@ -4,7 +4,8 @@
 ours. An entry of the layout goes only when it is of the type setup writes: `current` and
 `previous` as links (the links themselves, never what they point at), the environments
 under `envs/` named as setup names them and held by no byte-compile, the small files, the
-temporaries a killed write left beside them, and `.scratch` with what a killed pip left.
+temporaries a killed write left beside them, `.scratch` with what a killed pip left, and
+the copies of pages and of a wheelhouse (`copies.py`) with the files it copied there.
 The links go first, so that a client starting meanwhile fails at once instead of running
 a half-removed environment.
 
@@ -24,7 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kinetis_mcp_docs.installer.envs.built import discard_environments, named_as_built
+from kinetis_mcp_docs.installer.install_dir.copies import discard_copy
+from kinetis_mcp_docs.installer.install_dir.pages import PAGE_SUFFIX
 from kinetis_mcp_docs.installer.install_dir.scratch import discard_scratch
+from kinetis_mcp_docs.installer.install_dir.wheelhouse import WHEEL_SUFFIX
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.names import MARKER_NAME
 
@@ -43,11 +47,14 @@ def remove_install(layout: InstallLayout) -> list[str]:
     discard_environments(layout)
     _remove(layout.envs, stat.S_ISDIR)  # only once empty
     discard_scratch(layout)
+    discard_copy(layout.pages, PAGE_SUFFIX)
+    discard_copy(layout.wheelhouse, WHEEL_SUFFIX)
     state = (
         layout.last_update_check,
         layout.last_update_failure,
         layout.requirements,
         layout.package_source,
+        layout.pages_source,
     )
     for small in state:
         _remove(small, stat.S_ISREG)
@@ -71,7 +78,13 @@ def leftovers(layout: InstallLayout, left: list[str]) -> tuple[list[str], list[s
     """What `remove_install` left, told apart: what this installer did not write (by path
     under the directory, `envs/<name>` for one inside `envs`), and the environments it
     built that a byte-compile still holds."""
-    foreign = [name for name in left if name != layout.envs.name]
+    copies = {layout.pages.name, layout.wheelhouse.name}
+    foreign = [name for name in left if name != layout.envs.name and name not in copies]
+    for name in sorted(copies & set(left)):
+        # A copy keeps only what this installer did not write there: name that.
+        copy = layout.root / name
+        inside = sorted(os.listdir(copy)) if _is_directory(copy) else []  # noqa: PTH208
+        foreign.extend([f"{name}/{entry}" for entry in inside] or [name])
     compiling: list[str] = []
     if layout.envs.name in left:
         if layout.envs.is_symlink() or not layout.envs.is_dir():
@@ -103,6 +116,13 @@ def _remove(path: Path, wanted: Callable[[int], bool]) -> None:
         # A directory something was left in stays, and says so through what is left.
         if error.errno not in {errno.ENOTEMPTY, errno.EEXIST}:
             raise
+
+
+def _is_directory(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _is_file_or_link(mode: int) -> bool:

@@ -35,10 +35,13 @@ from kinetis_mcp_docs.installer.names import (
     LAST_CHECK_NAME,
     LAST_FAILURE_NAME,
     LOCK_NAME,
+    PAGES_NAME,
+    PAGES_SOURCE_NAME,
     PREVIOUS_NAME,
     REQUIREMENTS_NAME,
     SCRATCH_NAME,
     SOURCE_NAME,
+    WHEELHOUSE_NAME,
 )
 
 _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
@@ -53,6 +56,9 @@ _ENTRIES: list[tuple[str, Callable[[int], bool], str]] = [
     (REQUIREMENTS_NAME, stat.S_ISREG, "the requirement it installs (a regular file)"),
     (SOURCE_NAME, stat.S_ISREG, "where it installs from (a regular file)"),
     (SCRATCH_NAME, stat.S_ISDIR, "its installs' temporary files (a directory)"),
+    (PAGES_NAME, stat.S_ISDIR, "its copy of the pages it serves (a directory)"),
+    (PAGES_SOURCE_NAME, stat.S_ISREG, "where its copy of the pages comes from (a regular file)"),
+    (WHEELHOUSE_NAME, stat.S_ISDIR, "its copy of a checkout's wheelhouse (a directory)"),
 ]
 
 

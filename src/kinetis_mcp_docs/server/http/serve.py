@@ -4,7 +4,8 @@ Options become the environment variables `settings` reads, so every uvicorn work
 separate process when `workers > 1`) builds the same route through the ASGI factory. The
 socket is bound here, as `uvicorn.run` binds it, so that the first line says the address
 and port it really got and the endpoint's URL, and that a route open beyond loopback, or
-dark, says so at start.
+dark, says so at start; it listens before that line, and an address it cannot listen on is
+one line of ours and exit status 2 (`listening.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..display import say
 from .access_log import SALT
 from .bounds import ConnectionBounds
 from .guard import ip_address, is_loopback
+from .listening import CannotListen, listening_socket
 from .settings import ALLOWED_HOSTS, MULTIPROCESS_DIR, Settings, SettingsError
 
 FACTORY = "kinetis_mcp_docs.server.http:create_app"
@@ -127,8 +129,13 @@ def _run(
         timeout_graceful_shutdown=10,
     )
     # Bound here, as `uvicorn.run` binds it, so that the start-up lines can name the address
-    # and port the socket really has (`--port 0` picks one).
-    listening = config.bind_socket()
+    # and port the socket really has (`--port 0` picks one), and listening before they are
+    # said, so that a script waiting for them is never refused.
+    try:
+        listening = listening_socket(config)
+    except CannotListen as error:
+        say(str(error))
+        return 2
     for line in startup_lines(host, listening.getsockname(), settings, options):
         say(line)
     try:
