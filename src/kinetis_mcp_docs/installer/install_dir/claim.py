@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,10 +75,32 @@ def _make_directories(root: Path) -> Path:
 def roll_back(claim: Claim) -> None:
     """Return a first install's directory to what was found; an owned one is left alone."""
     if claim.found is Found.ABSENT and claim.created is not None:
-        shutil.rmtree(claim.created, ignore_errors=True)
+        _remove(claim.created)
     elif claim.found is Found.EMPTY:
         for entry in claim.root.iterdir():
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry, ignore_errors=True)
             else:
                 entry.unlink(missing_ok=True)
+
+
+# How long a removal is tried again while the tree still changes under it, and how long
+# the tree must then stay gone.
+_SETTLE_SECONDS = 5.0
+_GONE_SECONDS = 0.1
+
+
+def _remove(tree: Path) -> None:
+    """Remove `tree`, and again while something still writes into it.
+
+    A child stopped with its process group (pip, and what pip started) is killed at once,
+    but each of its processes dies on its own time, finishing the system call it was in: a
+    directory one made just after `rmtree` had removed the tree left it standing, and setup
+    said it had removed it. So the tree must stay gone for `_GONE_SECONDS`, trying again
+    for at most `_SETTLE_SECONDS`."""
+    deadline = time.monotonic() + _SETTLE_SECONDS
+    while True:
+        shutil.rmtree(tree, ignore_errors=True)
+        time.sleep(_GONE_SECONDS)
+        if not os.path.lexists(tree) or time.monotonic() > deadline:
+            return
