@@ -52,25 +52,50 @@ MEMORY_TMP_NEEDED = 4 << 30
 MEMORY_TMP_PREFIX = "kinetis-tests-"
 
 
+# The whole suite runs on one Python, and on the others only the tests whose outcome an
+# interpreter can change (marked `interpreter`): about 400 of the suite's tests (installer
+# scenarios, route starts, repository checks) test the same thing on every interpreter,
+# and they are the costly half. 3.11 where it is found, the oldest otherwise.
+FULL = "3.11" if "3.11" in FOUND else (FOUND[0] if FOUND else None)
+
+
 @nox.session(python=FOUND or None)
 def tests(session: nox.Session) -> None:
-    """The test suite, on every supported Python found on this machine.
+    """The test suite: all of it on one Python (3.11 where found), and on every other
+    supported Python found here the tests an interpreter can change (`-m interpreter`).
 
-    Tests marked `once_per_run` (the same on every Python, and long) run on the first
-    Python found only. `KINETIS_TEST_WORKERS=1` runs the tests in one process.
+    `nox -s tests_all` runs all of it on each. `KINETIS_TEST_WORKERS=1` runs the tests in
+    one process.
     """
+    selection = [] if session.python == FULL else ["-m", "interpreter"]
+    _pytest(session, selection)
+
+
+@nox.session(python=FOUND or None)
+def tests_all(session: nox.Session) -> None:
+    """The whole suite on every supported Python found here: before a release.
+
+    Tests marked `once_per_run` (the same on every Python, and long) run on one only."""
+    _pytest(session, [] if session.python == FULL else ["-m", "not once_per_run"])
+
+
+def _pytest(session: nox.Session, selection: list[str]) -> None:
     session.install("-e", ".[test]")
     # The suite starts about a thousand processes importing this checkout's modules (the
     # editable install reads them in place): compiled once here, where the environment sets
     # PYTHONDONTWRITEBYTECODE they would be compiled again in each (27 ms a start).
     session.run("python", "-m", "compileall", "-q", "src")
+    _run_pytest(session, selection)
+
+
+def _run_pytest(session: nox.Session, selection: list[str]) -> None:
     options = ["-n", WORKERS, "--dist", "loadscope"] if WORKERS != "1" else []
-    if FOUND and session.python != FOUND[0]:
-        options += ["-m", "not once_per_run"]
     with _test_tmpdir() as temporary:
         environ = {} if temporary is None else {"TMPDIR": os.fspath(temporary)}
         # Exit 5 is pytest finding no test: reported by pytest itself, not a failure here.
-        session.run("pytest", *options, *session.posargs, success_codes=[0, 5], env=environ)
+        session.run(
+            "pytest", *options, *selection, *session.posargs, success_codes=[0, 5], env=environ
+        )
 
 
 # The suite at the lowest version of each of the package's own dependencies its ranges
@@ -87,18 +112,7 @@ def tests_lowest(session: nox.Session) -> None:
     constraints.write_text("".join(f"{pin}\n" for pin in floors(python)), encoding="utf-8")
     session.install("--resolution", "lowest-direct", "-c", str(constraints), "-e", ".[test]")
     session.run("python", "-m", "compileall", "-q", "src")
-    options = ["-n", WORKERS, "--dist", "loadscope"] if WORKERS != "1" else []
-    with _test_tmpdir() as temporary:
-        environ = {} if temporary is None else {"TMPDIR": os.fspath(temporary)}
-        session.run(
-            "pytest",
-            "-m",
-            "not once_per_run",
-            *options,
-            *session.posargs,
-            success_codes=[0, 5],
-            env=environ,
-        )
+    _run_pytest(session, ["-m", "not once_per_run"])
 
 
 _VERSION = "import sys; print('%d.%d' % sys.version_info[:2])"

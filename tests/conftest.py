@@ -5,6 +5,7 @@ See `tests.support.origin` for what the origin can be scripted to do.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,3 +80,13 @@ def tls_1_1_docs_origin(
     directory = tmp_path / "tls-1-1-origin"
     with running_docs_origin(docs_ca, docs_cert, directory, tls_1_1_only=True) as origin:
         yield origin
+
+
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    """A local port that refuses every connection for as long as the test runs: a socket
+    bound to it and never listening, held, so that no other process (a test beside this
+    one, under xdist) can be given it and answer there."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield int(held.getsockname()[1])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.installer.machine import Machine, machine_at, machine_in
+from tests.support.machine import Machine, machine_at, machine_in
 from tests.support.origin import DocsOrigin
 from tests.support.per_run import made_once_per_run
 from tests.support.processes import kill_processes_mentioning

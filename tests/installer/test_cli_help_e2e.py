@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.installer.machine import KINETIS_DOCS
+from tests.support.machine import KINETIS_DOCS
 
 COMMANDS = ["serve", "setup", "start", "status", "uninstall", "update"]
 

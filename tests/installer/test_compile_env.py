@@ -20,6 +20,8 @@ import pytest
 
 from kinetis_mcp_docs.installer.envs import compile_env
 
+pytestmark = pytest.mark.interpreter  # bytecode is per interpreter
+
 SCRIPT = Path(compile_env.__file__)
 VERSION = f"python{sys.version_info.major}.{sys.version_info.minor}"
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.installer.machine import Machine
+from tests.support.machine import Machine
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess, assert_only_frames
 from tests.support.wheelhouse import (
     DISTRIBUTION,
@@ -39,6 +39,9 @@ from tests.support.wheelhouse import (
     build_project_wheel,
     isolated_environ,
 )
+
+# An install of the earliest release updating itself into this one, on each interpreter.
+pytestmark = pytest.mark.interpreter
 
 RELEASES = Path(__file__).with_name("releases")
 RELEASE_1_0_0 = RELEASES / "kinetis_mcp_docs-1.0.0-py3-none-any.whl"

@@ -21,7 +21,7 @@ from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.install_dir.claim import claim_directory, roll_back
 from kinetis_mcp_docs.installer.install_dir.ownership import Found, owned_install, resolve_directory
 from kinetis_mcp_docs.installer.install_dir.safety import inspect_directory
-from tests.installer.machine import KINETIS_DOCS
+from tests.support.machine import KINETIS_DOCS
 
 MARKER = b"kinetis-mcp-docs install directory\n"
 # Paths are made inside the tests, never at import: on Python 3.10 a Path object made

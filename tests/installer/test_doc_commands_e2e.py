@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.installer.machine import Machine
 from tests.support.doc_commands import DOCS, SH_BLOCK, commands, pages
+from tests.support.machine import Machine
 from tests.support.wheelhouse import PROJECT_ROOT
 
 OWN = "~/.kinetis-mcp-docs/current/bin/kinetis-docs"

@@ -30,6 +30,8 @@ from kinetis_mcp_docs.installer.envs.pip import pip_runner
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import InstallLayout
 
+pytestmark = pytest.mark.interpreter  # venv and pip as each interpreter ships them
+
 
 @pytest.fixture
 def layout(tmp_path: Path) -> InstallLayout:

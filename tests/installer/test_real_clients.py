@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.installer.machine import read_only_or_skip
+from tests.support.machine import read_only_or_skip
 from tests.support.origin import DocsOrigin
 
 CLIENTS_BIN = os.environ.get("KINETIS_TEST_CLIENTS_BIN", "")

@@ -18,6 +18,8 @@ from kinetis_mcp_docs.installer.install_dir.removal import remove_install
 from kinetis_mcp_docs.installer.install_dir.scratch import SCRATCH_MODE, emptied_scratch
 from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, InstallLayout
 
+pytestmark = pytest.mark.interpreter  # venv and pip as each interpreter ships them
+
 
 @pytest.fixture
 def layout(tmp_path: Path) -> InstallLayout:

@@ -20,23 +20,23 @@ import pytest
 
 from kinetis_mcp_docs.installer.envs.metadata import installed_distributions
 from tests.installer.conftest import SPAWN_ENTRY_RELEASES, PlantedWheelhouse
-from tests.installer.machine import (
+from tests.support.clients import StubClient
+from tests.support.machine import (
     HTTP_URL,
     MARKER,
     START,
     Machine,
     add_http_registration,
     assert_answers_four_messages,
-    closed_port,
     environments,
     machine_at,
     read_only_or_skip,
 )
-from tests.support.clients import StubClient
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning, wait_for
 from tests.support.wheelhouse import wheelhouse_pip_env
 
 
+@pytest.mark.interpreter
 def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run_reinstalls(
     machine: Machine,
 ) -> None:
@@ -94,6 +94,7 @@ def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run
     assert assert_answers_four_messages(argv, machine.env) == "1.0.1"
 
 
+@pytest.mark.interpreter
 def test_setup_codex_registers_the_shells_proxy_certificate_and_pip_settings_with_the_command(
     machine: Machine,
 ) -> None:
@@ -136,10 +137,10 @@ def test_setup_codex_registers_the_shells_proxy_certificate_and_pip_settings_wit
 
 
 def test_a_failing_verification_registers_nothing_and_leaves_no_install_directory(
-    tmp_path: Path, wheelhouse_env: dict[str, str]
+    tmp_path: Path, wheelhouse_env: dict[str, str], refusing_port: int
 ) -> None:
     machine = machine_at(
-        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
+        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{refusing_port}"}
     )
 
     result = machine.setup()
@@ -689,12 +690,12 @@ def test_setup_refuses_an_empty_home_directory_and_writes_nothing_there(
 
 
 def test_a_failed_verification_over_an_install_says_the_new_environment_stays_current(
-    installed: Machine,
+    installed: Machine, refusing_port: int
 ) -> None:
     machine = installed
     registered = machine.claude.registrations()
     serving = machine.current()
-    machine.env["HTTPS_PROXY"] = f"http://127.0.0.1:{closed_port()}"
+    machine.env["HTTPS_PROXY"] = f"http://127.0.0.1:{refusing_port}"
 
     result = machine.setup()
 

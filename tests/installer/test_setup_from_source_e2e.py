@@ -22,8 +22,8 @@ import pytest
 
 from kinetis_mcp_docs.installer.install_dir.throttle import record_check
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
-from tests.installer.machine import Machine, closed_port, index_page, machine_at
 from tests.support.doc_commands import DOCS, README, the_one
+from tests.support.machine import Machine, index_page, machine_at
 from tests.support.origin import DocsOrigin
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 from tests.support.wheelhouse import PROJECT_ROOT, download_dependencies, wheelhouse_pip_env
@@ -100,8 +100,9 @@ def _nox(checkout: Path, env: Mapping[str, str], *posargs: str) -> None:
 
 
 @pytest.mark.once_per_run  # it builds a wheelhouse of every dependency: the same anywhere
-def test_setup_from_source_serves_the_users_own_pages_and_its_updates_find_the_wheels(
+def test_setup_from_source_serves_the_users_own_pages_and_its_updates_find_the_wheels(  # noqa: PLR0917
     tmp_path: Path,
+    refusing_port: int,
     build_wheelhouse: Path,
     checkout: Path,
     docs_origin: DocsOrigin,
@@ -110,7 +111,7 @@ def test_setup_from_source_serves_the_users_own_pages_and_its_updates_find_the_w
     machine = machine_at(
         tmp_path,
         wheelhouse_pip_env(build_wheelhouse),
-        {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"},
+        {"HTTPS_PROXY": f"http://127.0.0.1:{refusing_port}"},
     )
     # A directory of pages of the user's own, read in place: the session once set the
     # variable to the checkout's docs/ whatever the user had set.
@@ -269,13 +270,13 @@ def _fix_in_backquotes(line: str, after: str) -> str:
 
 @pytest.mark.once_per_run  # two sessions and the README's own nox: the same anywhere
 def test_the_readme_install_keeps_serving_when_its_clone_moves_and_its_fixes_run_as_printed(
-    tmp_path: Path, readme_wheelhouse: Path, checkout: Path
+    tmp_path: Path, readme_wheelhouse: Path, checkout: Path, refusing_port: int
 ) -> None:
     # The README's machine: the default install directory, offline.
     machine = machine_at(
         tmp_path,
         wheelhouse_pip_env(readme_wheelhouse),
-        {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"},
+        {"HTTPS_PROXY": f"http://127.0.0.1:{refusing_port}"},
     )
     del machine.env["KINETIS_MCP_DOCS_DIR"]
     machine.install = machine.home / ".kinetis-mcp-docs"

@@ -15,7 +15,7 @@ import pytest
 
 from kinetis_mcp_docs.installer.install_dir.throttle import record_check
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
-from tests.installer.machine import Machine, closed_port, index_page, machine_at
+from tests.support.machine import Machine, index_page, machine_at
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
 DAY = 86_400
@@ -31,10 +31,10 @@ def _pages(tmp_path: Path, text: str = "# Local index\n") -> Path:
 
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_setup_with_local_pages_needs_no_origin_and_registers_them_as_an_absolute_docs_dir(
-    tmp_path: Path, wheelhouse_env: dict[str, str], client: str
+    tmp_path: Path, wheelhouse_env: dict[str, str], client: str, refusing_port: int
 ) -> None:
     machine = machine_at(
-        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
+        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{refusing_port}"}
     )
     pages = _pages(tmp_path)
     # Relative to the directory setup runs in (the home), as a user may type it.
@@ -115,17 +115,17 @@ def test_setup_codex_records_relative_path_settings_absolute_so_a_codex_start_ca
     assert float(last_check.read_text()) > time.time() - DAY
 
 
-def _offline(tmp_path: Path, wheelhouse_env: dict[str, str]) -> Machine:
+def _offline(tmp_path: Path, wheelhouse_env: dict[str, str], refusing_port: int) -> Machine:
     return machine_at(
-        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
+        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{refusing_port}"}
     )
 
 
 @pytest.mark.parametrize("client", ["claude", "codex"])
 def test_a_copy_of_the_pages_held_by_the_install_is_served_through_a_command_naming_none(
-    tmp_path: Path, wheelhouse_env: dict[str, str], client: str
+    tmp_path: Path, wheelhouse_env: dict[str, str], client: str, refusing_port: int
 ) -> None:
-    machine = _offline(tmp_path, wheelhouse_env)
+    machine = _offline(tmp_path, wheelhouse_env, refusing_port)
     pages = _pages(tmp_path)
     machine.env["KINETIS_MCP_DOCS_PAGES_COPY"] = os.fspath(pages)
 
@@ -146,9 +146,9 @@ def test_a_copy_of_the_pages_held_by_the_install_is_served_through_a_command_nam
 
 
 def test_an_update_makes_the_copy_again_from_its_directory_and_uninstall_removes_it(
-    tmp_path: Path, wheelhouse_env: dict[str, str]
+    tmp_path: Path, wheelhouse_env: dict[str, str], refusing_port: int
 ) -> None:
-    machine = _offline(tmp_path, wheelhouse_env)
+    machine = _offline(tmp_path, wheelhouse_env, refusing_port)
     pages = _pages(tmp_path)
     machine.env["KINETIS_MCP_DOCS_PAGES_COPY"] = os.fspath(pages)
     assert machine.setup().returncode == 0
@@ -189,9 +189,9 @@ def test_setup_for_the_kinetis_repository_removes_the_copy_and_says_what_now_rea
 
 
 def test_both_pages_variables_at_once_are_refused_before_anything_is_written(
-    tmp_path: Path, wheelhouse_env: dict[str, str]
+    tmp_path: Path, wheelhouse_env: dict[str, str], refusing_port: int
 ) -> None:
-    machine = _offline(tmp_path, wheelhouse_env)
+    machine = _offline(tmp_path, wheelhouse_env, refusing_port)
     pages = _pages(tmp_path)
     machine.env["KINETIS_MCP_DOCS_PAGES"] = machine.env["KINETIS_MCP_DOCS_PAGES_COPY"] = os.fspath(
         pages

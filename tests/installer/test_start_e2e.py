@@ -15,22 +15,16 @@ original environment is never modified by an update, which is the property under
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -39,24 +33,24 @@ from kinetis_mcp_docs.installer.envs.candidate import Candidate
 from kinetis_mcp_docs.installer.envs.links import (
     current_environment,
     previous_environment,
-    prune,
     switch_to,
 )
-from kinetis_mcp_docs.installer.envs.metadata import canonical_name, environment_version
+from kinetis_mcp_docs.installer.envs.metadata import environment_version
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
 from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, record_source
-from kinetis_mcp_docs.installer.install_dir.scratch import discard_scratch
 from kinetis_mcp_docs.installer.install_dir.throttle import (
     read_failure,
     read_last_check,
     record_check,
 )
-from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, REQUIREMENT, InstallLayout
+from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
 from tests.installer.conftest import MISBEHAVING_RELEASES, PlantedWheelhouse
 from tests.server.test_standard_streams_e2e import assert_refused_for_a_closed_stdout, with_closed
 from tests.support.imports import imported_modules
+from tests.support.installs import Install, build_install
 from tests.support.origin import DocsOrigin
+from tests.support.package_index import LocalIndex
 from tests.support.processes import (
     PROC_AVAILABLE,
     children_of,
@@ -82,104 +76,6 @@ UPDATE_TIMEOUT = "120"
 PROJECT_PAGE = "/simple/kinetis-mcp-docs/"
 
 
-# --- the package index ------------------------------------------------------------------
-
-
-@dataclass
-class Gate:
-    """Holds one request to the index until released."""
-
-    arrived: threading.Event
-    release: threading.Event
-
-
-class LocalIndex:
-    """A PEP 503 index over a wheelhouse, on 127.0.0.1, counting and optionally holding."""
-
-    def __init__(self, wheelhouse: Path) -> None:
-        self._files = {wheel.name: wheel for wheel in wheelhouse.glob("*.whl")}
-        self._counts: Counter[str] = Counter()
-        self._gates: dict[tuple[str, int], Gate] = {}
-        self._failing: dict[str, int] = {}
-        self._lock = threading.Lock()
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/simple/"
-
-    def hold(self, path: str, occurrence: int = 1) -> Gate:
-        """Hold the `occurrence`-th request for `path` until the gate is released."""
-        gate = Gate(threading.Event(), threading.Event())
-        with self._lock:
-            self._gates[(path, occurrence)] = gate
-        return gate
-
-    def fail(self, path: str, status: int) -> None:
-        """Answer every request for `path` with `status` from now on."""
-        with self._lock:
-            self._failing[path] = status
-
-    def count(self, path: str) -> int:
-        with self._lock:
-            return self._counts[path]
-
-    def close(self) -> None:
-        with self._lock:
-            for gate in self._gates.values():
-                gate.release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=WAIT)
-
-    def _respond(self, path: str) -> tuple[int, bytes, str]:
-        with self._lock:
-            self._counts[path] += 1
-            gate = self._gates.get((path, self._counts[path]))
-            failing = self._failing.get(path)
-        if failing is not None:
-            return failing, b"unavailable\n", "text/plain"
-        if gate is not None:
-            gate.arrived.set()
-            gate.release.wait(timeout=5 * WAIT)
-        if path.startswith("/simple/") and path.endswith("/"):
-            project = path[len("/simple/") : -1]
-            links = "".join(
-                f'<a href="/files/{name}">{name}</a>\n'
-                for name in sorted(self._files)
-                if canonical_name(name.split("-")[0]) == project
-            )
-            if links:
-                return 200, f"<html><body>\n{links}</body></html>\n".encode(), "text/html"
-        if path.startswith("/files/") and path[len("/files/") :] in self._files:
-            body = self._files[path[len("/files/") :]].read_bytes()
-            return 200, body, "application/octet-stream"
-        return 404, b"not found\n", "text/plain"
-
-    def _handler(self) -> type[http.server.BaseHTTPRequestHandler]:
-        index = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                status, body, content_type = index._respond(self.path.split("?")[0])
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", content_type)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except OSError:
-                    pass  # pip was killed mid-request: that is what some tests do
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-        return Handler
-
-
 @pytest.fixture
 def index(wheelhouse: Path) -> Iterator[LocalIndex]:
     served = LocalIndex(wheelhouse)
@@ -190,66 +86,14 @@ def index(wheelhouse: Path) -> Iterator[LocalIndex]:
 # --- installs -----------------------------------------------------------------------------
 
 
-@dataclass
-class Install:
-    """One install directory and the environment it was built with."""
-
-    layout: InstallLayout
-    original: Path
-    version: str
-
-    def reset(self) -> None:
-        """Back to exactly as built: `current` on the original, nothing else, no timestamp."""
-        kill_processes_mentioning(os.fspath(self.layout.root), WAIT)
-        assert (self.original / "bin" / "python").exists(), "an update modified the original"
-        switch_to(self.layout, self.original)
-        self.layout.previous.unlink(missing_ok=True)
-        prune(self.layout)
-        discard_scratch(self.layout)
-        state = (self.layout.last_update_failure, self.layout.package_source)
-        for planted in (self.layout.last_update_check, self.layout.lock, *state):
-            if planted.is_dir() and not planted.is_symlink():
-                planted.rmdir()
-            planted.unlink(missing_ok=True)
-        self.layout.marker.write_text(MARKER_CONTENT)
-        assert sorted(entry.name for entry in self.layout.envs.iterdir()) == [self.original.name]
-
-    def set_last_check(self, seconds_ago: float | None) -> None:
-        if seconds_ago is None:
-            self.layout.last_update_check.unlink(missing_ok=True)
-        else:
-            record_check(self.layout.last_update_check, time.time() - seconds_ago)
-
-    def envs(self) -> list[str]:
-        return sorted(entry.name for entry in self.layout.envs.iterdir())
-
-
-def _build_install(root: Path, version: str, wheelhouse: Path) -> Install:
-    layout = InstallLayout(root)
-    root.mkdir()
-    layout.marker.write_text(MARKER_CONTENT)
-    layout.requirements.write_text(REQUIREMENT + "\n")
-    # The build runs pip from this process, which reads pip's configuration from os.environ.
-    with pytest.MonkeyPatch.context() as patch:
-        for key in [key for key in os.environ if key.startswith("PIP_")]:
-            patch.delenv(key)
-        for key, value in wheelhouse_pip_env(wheelhouse).items():
-            patch.setenv(key, value)
-        env = build_environment(
-            layout, ["--quiet", f"kinetis-mcp-docs=={version}"], deadline=time.monotonic() + 300
-        )
-        switch_to(layout, env)
-    return Install(layout, env, version)
-
-
 @pytest.fixture(scope="session")
 def old_install_base(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Install:
-    return _build_install(tmp_path_factory.mktemp("old") / "install", "1.0.0", wheelhouse)
+    return build_install(tmp_path_factory.mktemp("old") / "install", "1.0.0", wheelhouse)
 
 
 @pytest.fixture(scope="session")
 def newest_install_base(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Install:
-    return _build_install(tmp_path_factory.mktemp("newest") / "install", "1.0.1", wheelhouse)
+    return build_install(tmp_path_factory.mktemp("newest") / "install", "1.0.1", wheelhouse)
 
 
 @pytest.fixture
@@ -295,13 +139,10 @@ def index_environ(index: LocalIndex, tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def unreachable_environ(tmp_path: Path) -> dict[str, str]:
+def unreachable_environ(tmp_path: Path, refusing_port: int) -> dict[str, str]:
     """Spawns find the index refusing connections."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    # Nothing listens on `port` any more.
-    pip = {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": f"http://127.0.0.1:{port}/simple/"}
+    index = f"http://127.0.0.1:{refusing_port}/simple/"
+    pip = {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": index}
     return _environ(pip, tmp_path, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
 
 
@@ -385,6 +226,7 @@ def _installed(install: Install) -> str | None:
 # --- the throttle ------------------------------------------------------------------------------
 
 
+@pytest.mark.interpreter
 def test_a_spawn_within_the_window_serves_the_installed_version_without_updating(
     old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
 ) -> None:
@@ -404,6 +246,7 @@ def test_a_spawn_within_the_window_serves_the_installed_version_without_updating
     "last_check",
     ["more than a day ago", "missing", "garbage", "in the future"],
 )
+@pytest.mark.interpreter
 def test_a_due_check_that_finds_nothing_newer_builds_nothing_and_records_the_time(
     newest_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn, last_check: str
 ) -> None:
@@ -466,6 +309,7 @@ HEAVY_MODULES = {
 }
 
 
+@pytest.mark.interpreter
 def test_a_spawn_within_the_window_imports_only_what_answering_needs(
     old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
 ) -> None:
@@ -513,6 +357,7 @@ def test_a_due_spawn_refuses_a_bad_argument_before_it_updates(
     assert not old_install.layout.lock.exists()
 
 
+@pytest.mark.interpreter
 def test_an_update_takes_1_0_1_never_2_0_0_and_the_new_version_answers(
     old_install: Install, index: LocalIndex, index_environ: dict[str, str], spawns: Spawn
 ) -> None:
@@ -766,6 +611,7 @@ def test_a_due_spawn_whose_recorded_wheelhouse_is_gone_says_how_to_build_it_in_o
     )
 
 
+@pytest.mark.interpreter
 def test_the_updates_check_imports_every_module_of_the_package_a_due_spawn_imports(
     newest_install: Install, wheelhouse_environ: dict[str, str]
 ) -> None:
@@ -1238,6 +1084,7 @@ def _switch_and_import(install: Install, mode: str) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.interpreter
 def test_a_pinned_process_keeps_importing_from_its_own_environment_after_current_moves(
     old_install: Install,
 ) -> None:
@@ -1460,6 +1307,7 @@ def _interrupted(server: ServerProcess) -> None:
     assert_only_frames(server.lines)
 
 
+@pytest.mark.interpreter
 def test_ctrl_c_on_the_registered_command_while_it_serves_ends_it_without_a_traceback(
     old_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn
 ) -> None:

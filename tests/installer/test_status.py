@@ -14,8 +14,8 @@ import pytest
 from kinetis_mcp_docs.installer.commands.status import gather_status
 from kinetis_mcp_docs.installer.install_dir.throttle import record_check, record_failure
 from kinetis_mcp_docs.installer.layout import InstallLayout
-from tests.installer.machine import START
 from tests.support.clients import StubClient, install_stub
+from tests.support.machine import START
 
 MARKER = b"kinetis-mcp-docs install directory\n"
 SERVING = "20261201T101500-3f2a9c1e"

@@ -20,12 +20,11 @@ from kinetis_mcp_docs.installer.install_dir.throttle import (
 )
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
-from tests.installer.machine import (
+from tests.support.machine import (
     HTTP_URL,
     START,
     Machine,
     add_http_registration,
-    closed_port,
     machine_at,
     python_removed,
     read_only_or_skip,
@@ -54,6 +53,7 @@ def _status_json(machine: Machine, env: dict[str, str] | None = None) -> tuple[i
     return result.returncode, json.loads(result.stdout)
 
 
+@pytest.mark.interpreter
 def test_status_of_a_working_install_reports_it_whole_and_exits_0(installed: Machine) -> None:
     machine = installed
 
@@ -111,10 +111,11 @@ def test_status_json_carries_the_same_report_with_times_a_day_apart(machine: Mac
 
 def test_connected_is_not_taken_for_pages_readable_a_failed_read_exits_1_with_the_fix(
     installed: Machine,
+    refusing_port: int,
 ) -> None:
     machine = installed
     # Claude Code, started from this shell, reaches no origin now; `initialize` still works.
-    unreachable = machine.env | {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
+    unreachable = machine.env | {"HTTPS_PROXY": f"http://127.0.0.1:{refusing_port}"}
 
     code, report = _status_json(machine, unreachable)
 
@@ -209,10 +210,10 @@ def test_status_of_a_directory_that_is_not_an_install_says_why_and_touches_nothi
 
 @pytest.mark.parametrize("spaces", [" ", "  "])
 def test_setup_and_status_take_install_and_pages_paths_with_spaces_whole(
-    tmp_path: Path, wheelhouse_env: dict[str, str], spaces: str
+    tmp_path: Path, wheelhouse_env: dict[str, str], spaces: str, refusing_port: int
 ) -> None:
     machine = machine_at(
-        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{closed_port()}"}
+        tmp_path, wheelhouse_env, {"HTTPS_PROXY": f"http://127.0.0.1:{refusing_port}"}
     )
     machine.install = tmp_path / f"the{spaces}install"
     machine.env["KINETIS_MCP_DOCS_DIR"] = os.fspath(machine.install)
@@ -366,12 +367,13 @@ def test_status_run_in_a_project_with_a_registration_of_its_own_reports_the_user
 
 def test_status_reports_an_update_failing_more_than_a_day_past_due_naming_update(
     installed: Machine,
+    refusing_port: int,
 ) -> None:
     machine = installed
     layout = InstallLayout(machine.install)
     record_check(layout.last_update_check, time.time() - 3 * DAY)
     # The index this install came from is down now (refusing connections).
-    down = f"http://127.0.0.1:{closed_port()}/simple/"
+    down = f"http://127.0.0.1:{refusing_port}/simple/"
     record_source(layout, PackageSource({"PIP_INDEX_URL": down, "PIP_CONFIG_FILE": os.devnull}))
     # pip's own start-up, not the refused connection, can outlast the default 5 s deadline
     # on a loaded machine; the failure this test reads is pip's, so give the start room.
@@ -399,13 +401,14 @@ def test_status_reports_an_update_failing_more_than_a_day_past_due_naming_update
 
 def test_status_reports_a_failed_update_when_the_last_check_is_dated_in_the_future(
     installed: Machine,
+    refusing_port: int,
 ) -> None:
     machine = installed
     layout = InstallLayout(machine.install)
     # The clock was turned back a month after the last successful check.
     ahead = time.time() + 30 * DAY
     record_check(layout.last_update_check, ahead)
-    down = f"http://127.0.0.1:{closed_port()}/simple/"
+    down = f"http://127.0.0.1:{refusing_port}/simple/"
     record_source(layout, PackageSource({"PIP_INDEX_URL": down, "PIP_CONFIG_FILE": os.devnull}))
     machine.env[TIMEOUT_VARIABLE] = "30"  # pip's failure, not the deadline, on a loaded machine
 

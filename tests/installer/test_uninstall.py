@@ -14,8 +14,8 @@ from kinetis_mcp_docs.installer.commands.uninstall import run_uninstall
 from kinetis_mcp_docs.installer.envs.built import hold
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import MARKER_CONTENT, InstallLayout
-from tests.installer.machine import START
 from tests.support.clients import StubClient, install_stub
+from tests.support.machine import START
 
 
 def _codex_registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str) -> Path:

@@ -16,7 +16,8 @@ from kinetis_mcp_docs.installer.envs.built import hold
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
 from kinetis_mcp_docs.server.errors import MISSING_FILES
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR
-from tests.installer.machine import (
+from tests.support.clients import install_stub
+from tests.support.machine import (
     HTTP_URL,
     KINETIS_DOCS,
     START,
@@ -27,7 +28,6 @@ from tests.installer.machine import (
     machine_at,
     read_only_or_skip,
 )
-from tests.support.clients import install_stub
 from tests.support.processes import PROC_AVAILABLE, processes_mentioning
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
@@ -46,6 +46,7 @@ def local_machine(tmp_path: Path, wheelhouse_env: dict[str, str]) -> Machine:
     return machine
 
 
+@pytest.mark.interpreter
 def test_uninstall_removes_the_registration_then_the_directory_and_a_second_run_is_fine(
     installed_local: Machine,
 ) -> None:

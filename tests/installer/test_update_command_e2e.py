@@ -10,10 +10,9 @@ import pytest
 
 from kinetis_mcp_docs.installer.envs.metadata import environment_version
 from kinetis_mcp_docs.installer.install_dir.lock import update_lock
-from tests.installer.machine import (
+from tests.support.machine import (
     MARKER,
     Machine,
-    closed_port,
     machine_at,
     python_removed,
     read_only_or_skip,
@@ -83,11 +82,11 @@ def test_update_takes_the_newest_release_now_whatever_the_timestamp_a_line_per_s
 
 
 def test_update_looks_where_setup_did_whatever_the_pip_settings_of_its_shell(
-    old_machine: Machine,
+    old_machine: Machine, refusing_port: int
 ) -> None:
     # This shell's pip would ask an index that refuses connections.
     env = _plain_shell(old_machine) | {
-        "PIP_INDEX_URL": f"http://127.0.0.1:{closed_port()}/simple/",
+        "PIP_INDEX_URL": f"http://127.0.0.1:{refusing_port}/simple/",
         "NO_PROXY": "127.0.0.1",
     }
 

@@ -18,8 +18,8 @@ from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource,
 from kinetis_mcp_docs.installer.install_dir.throttle import read_last_check, record_check
 from kinetis_mcp_docs.installer.layout import InstallLayout
 from kinetis_mcp_docs.installer.update import TIMEOUT_VARIABLE
-from tests.installer.machine import machine_at
 from tests.support.blackhole import UNRESOLVED_INDEX, BlackHoleUnavailable, black_hole_prefix
+from tests.support.machine import machine_at
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
 DAY = 86_400

@@ -12,6 +12,9 @@ import pytest
 
 from kinetis_mcp_docs.server import codec
 
+# The JSON codec is the standard library's C `_json`, built per interpreter.
+pytestmark = pytest.mark.interpreter
+
 
 def _reject(name: str) -> object:
     raise ValueError(name)

@@ -9,8 +9,12 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
+import pytest
+
 from kinetis_mcp_docs.server import reasons
 from kinetis_mcp_docs.server.display import say
+
+pytestmark = pytest.mark.interpreter  # surrogate escapes and the codecs
 
 WAIT = 30.0
 

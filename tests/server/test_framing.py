@@ -18,6 +18,8 @@ from kinetis_mcp_docs.server.protocol.framing import (
     read_frames,
 )
 
+pytestmark = pytest.mark.interpreter  # reads and writes raw descriptors
+
 LIMIT = 8
 # Payloads at and around the limit, with `\r` runs before, inside and after them.
 STREAM = b"".join(

@@ -35,6 +35,9 @@ from tests.support.stdio import (
     serve_argv,
 )
 
+# The stdio server as a client spawns it: a smoke of each interpreter.
+pytestmark = pytest.mark.interpreter
+
 
 def _error_code(response: dict[str, Any]) -> int:
     assert "result" not in response, response

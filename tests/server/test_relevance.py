@@ -332,6 +332,8 @@ _SEARCH_IN_A_PROCESS = """
 import json, sys
 from pathlib import Path
 from kinetis_mcp_docs.server.search_index import SearchIndex
+
+pytestmark = pytest.mark.interpreter  # Tantivy's release differs by interpreter (0.26 on 3.10)
 root = Path(sys.argv[1])
 pages = [("/" + path.relative_to(root).as_posix()[:-3], path.read_text(encoding="utf-8"))
          for path in sorted(root.rglob("*.md"))]

@@ -22,9 +22,12 @@ from tests.server.conftest import SpawnServer
 from tests.support.origin import DocsOrigin, page_path
 from tests.support.stdio import ServerProcess, serve_argv
 
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/self/status").exists(), reason="reads the server's /proc/<pid>/status"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not Path("/proc/self/status").exists(), reason="reads the server's /proc/<pid>/status"
+    ),
+    pytest.mark.interpreter,  # what an interpreter does when memory or threads run out
+]
 
 INDEX = "kinetis://docs/index"
 UNREADABLE = {"code": INTERNAL_ERROR, "message": f'Could not read "{INDEX}".'}

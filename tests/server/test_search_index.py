@@ -12,6 +12,8 @@ from kinetis_mcp_docs.server.search import contract
 from kinetis_mcp_docs.server.search.page_text import around, around_known, clip
 from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
 
+pytestmark = pytest.mark.interpreter  # Tantivy's release differs by interpreter (0.26 on 3.10)
+
 
 def _index(pages: dict[str, str]) -> SearchIndex:
     return SearchIndex().changed(pages.items())

@@ -17,6 +17,9 @@ from tests.server.conftest import SpawnServer
 from tests.support.origin import DocsOrigin
 from tests.support.stdio import INITIALIZE_PARAMS, assert_only_frames, module_argv, serve_argv
 
+# Descriptors, and how an interpreter sets up its standard streams.
+pytestmark = pytest.mark.interpreter
+
 # Runs its argv with the descriptors listed first (comma-separated) closed.
 WITH_CLOSED = (
     "import os, sys; [os.close(int(fd)) for fd in sys.argv[1].split(',')]; "

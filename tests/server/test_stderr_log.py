@@ -15,6 +15,8 @@ import pytest
 
 from kinetis_mcp_docs.server.stderr_log import StderrLog
 
+pytestmark = pytest.mark.interpreter  # the logging module's handlers
+
 PIPE_FULL = b"." * (1024 * 1024)  # more than any pipe holds
 
 

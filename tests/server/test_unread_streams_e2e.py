@@ -16,6 +16,8 @@ from kinetis_mcp_docs.server.stderr_log import QUEUE_BYTES
 from tests.server.conftest import SpawnServer
 from tests.support.stdio import assert_only_frames, serve_argv
 
+pytestmark = pytest.mark.interpreter  # descriptors, pipes and signals
+
 # Far more answer than a pipe holds (64 KiB): each `tools/list` answer is about 2 KiB.
 UNREAD_ANSWERS = b"".join(
     b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % request_id for request_id in range(400)

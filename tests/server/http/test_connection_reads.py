@@ -26,6 +26,8 @@ from kinetis_mcp_docs.server.http.connections import (
 )
 from tests.support.http import TIMEOUT, request_head, status_of
 
+pytestmark = pytest.mark.interpreter  # httptools, a C extension built per interpreter
+
 PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 T = TypeVar("T")
 Bounded = type[BoundedHttpToolsProtocol]

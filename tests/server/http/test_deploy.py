@@ -66,6 +66,7 @@ def test_a_host_given_as_a_name_is_named_in_the_url_beside_the_address_bound(
     )
 
 
+@pytest.mark.interpreter
 def test_several_workers_serve_the_same_route(start_http: StartHttp, docs_tree: Path) -> None:
     server = start_http("--docs-dir", str(docs_tree), "--workers", "2")
     for _ in range(10):

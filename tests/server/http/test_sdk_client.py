@@ -8,12 +8,16 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import TextContent
 
 from tests.server.http.conftest import UNLIMITED, StartHttp
 from tests.support.http import HttpServer
+
+# The HTTP route on uvicorn, uvloop and httptools, each built per interpreter.
+pytestmark = pytest.mark.interpreter
 
 TOKEN = "sdk-token"
 

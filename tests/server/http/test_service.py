@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.server.http.conftest import TREE, UNLIMITED, StartHttp
@@ -112,16 +113,10 @@ def test_readyz_is_503_with_the_reason_once_the_pages_cannot_be_read(
     assert _get(server, "/healthz").status_code == 200  # alive, though it cannot serve
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_an_unreachable_redis_leaves_readyz_ready_and_says_so(
-    start_http: StartHttp, docs_tree: Path
+    start_http: StartHttp, docs_tree: Path, refusing_port: int
 ) -> None:
-    storage = f"redis://127.0.0.1:{_closed_port()}"
+    storage = f"redis://127.0.0.1:{refusing_port}"
     server = start_http("--docs-dir", str(docs_tree), "--rate-limit-storage", storage, "--metrics")
     assert server.rpc("ping").status_code == 200  # the limit fails open
 
@@ -222,6 +217,7 @@ def test_with_workers_every_worker_drains_and_the_server_exits_0(
     assert server.output.count("Finished server process") == 2
 
 
+@pytest.mark.interpreter
 def test_workers_stop_and_free_the_port_when_their_supervisor_is_killed(
     start_http: StartHttp, docs_tree: Path
 ) -> None:

@@ -9,7 +9,6 @@ and SSL_CERT_FILE. Every command runs as a user would run it, as a subprocess.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -154,14 +153,6 @@ def machine_in(
         },
     }
     return Machine(home, install, claude, codex, env)
-
-
-def closed_port() -> int:
-    """A local port nothing listens on: a proxy or index that refuses connections."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def four_messages(argv: list[str], env: Mapping[str, str]) -> list[dict[str, Any]]:
