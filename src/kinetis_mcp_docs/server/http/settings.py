@@ -38,11 +38,11 @@ would open a route its operator meant to keep dark.
 from __future__ import annotations
 
 import ipaddress
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ...seconds import parse_seconds
 from .body_budget import DEFAULT_BODY_MEMORY_MIB, MIN_BODY_MEMORY_MIB
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -181,12 +181,9 @@ def _drain_seconds(env: Mapping[str, str]) -> float:
     text = env.get("KINETIS_DOCS_DRAIN_SECONDS")
     if text is None:
         return DEFAULT_DRAIN_SECONDS
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
     # A bound, not a wish: a drain of hours would hold a deploy, and SIGKILL would end it.
-    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_DRAIN_SECONDS):
+    seconds = parse_seconds(text, maximum=MAX_DRAIN_SECONDS, minimum_open=False)
+    if seconds is None:
         raise SettingsError.of(
             "KINETIS_DOCS_DRAIN_SECONDS",
             text,
