@@ -157,7 +157,7 @@ SERVER_RULES = [
 
 # The modules beside the package's `__init__.py`: what the installer and the server both
 # need, so that neither imports the other for it. They stand below both parts.
-SHARED = (f"{PACKAGE}.seconds",)
+SHARED = (f"{PACKAGE}.printable", f"{PACKAGE}.seconds")
 SHARED_RULES = [
     pytest.param(
         Never(module, (INSTALLER, SERVER), "what both parts share stands below both"),
