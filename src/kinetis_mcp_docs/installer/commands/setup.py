@@ -101,7 +101,6 @@ class SetupResult:
     client: Client
     root: Path
     version: str
-    argv: list[str]
     pages: Pages
 
     @property
@@ -191,7 +190,7 @@ def run_setup(
                 f"{_what_failed(error, served)} {left}", error.exit_code
             ) from error
         raise
-    return SetupResult(client, root, version, argv, pages)
+    return SetupResult(client, root, version, pages)
 
 
 def _as_str(path: Path | None) -> str | None:
