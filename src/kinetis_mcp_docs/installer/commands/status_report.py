@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kinetis_mcp_docs.installer.clients.base import SERVER_NAME
+from kinetis_mcp_docs.installer.clients.scope import other_than_user
 from kinetis_mcp_docs.installer.install_dir.advice import in_checkout
 from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE
 
@@ -276,7 +277,7 @@ def _client_lines(client: ClientStatus) -> list[str]:
 def _setting_lines(client: ClientStatus) -> list[str]:
     """Where the client keeps the registration, and whether it is switched off there."""
     lines = []
-    if client.scope is not None and not client.scope.startswith("User"):
+    if other_than_user(client.scope):
         lines.append(f"  Scope: {client.scope}")
     if client.disabled:
         lines.append(f"  Disabled: its entry says `enabled = false`; {client.client} starts none")
