@@ -1,7 +1,8 @@
 """What `kinetis-docs status` reports, as data and as text.
 
 The report's types are what `--json` prints (`Status.as_json`), field for field; `render`
-is the same report as lines for a terminal. Neither examines anything: `status.py` does.
+is the same report as lines for a terminal. Neither examines anything nor decides what is a
+problem: `status.py` examines, and `status_problems.py` decides.
 Registered variables are named, never shown: a recorded value may carry credentials.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +133,11 @@ class Status:
 
     def as_json(self) -> dict[str, Any]:
         return {"ok": self.ok, **asdict(self)}
+
+
+def utc(seconds: float) -> str:
+    """A time as the report gives it: in UTC, to the second."""
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
 
 
 def render(status: Status) -> list[str]:
