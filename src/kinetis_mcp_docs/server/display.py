@@ -37,16 +37,22 @@ if TYPE_CHECKING:
 _writing = allocate_lock()
 
 
-def readable(text: str) -> str:
-    """`text`, a string the system gave, as valid Unicode: each byte that was not UTF-8 (held
-    as a lone surrogate) written `\\xNN`; any other lone surrogate written `\\udNNN`."""
+def utf8_encodable(text: str) -> bool:
+    """Whether UTF-8 can encode `text`: not when it holds a lone surrogate, which is how
+    Python holds a byte the system gave that was not UTF-8."""
     if text.isascii():
-        return text  # the common case, and no surrogate is ASCII
+        return True  # the common case, and no surrogate is ASCII
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        pass
-    else:
+        return False
+    return True
+
+
+def readable(text: str) -> str:
+    """`text`, a string the system gave, as valid Unicode: each byte that was not UTF-8 (held
+    as a lone surrogate) written `\\xNN`; any other lone surrogate written `\\udNNN`."""
+    if utf8_encodable(text):
         return text
     try:
         raw = text.encode("utf-8", "surrogateescape")

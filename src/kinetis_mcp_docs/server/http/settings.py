@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ...seconds import parse_seconds
+from ..display import utf8_encodable
 from .body_budget import DEFAULT_BODY_MEMORY_MIB, MIN_BODY_MEMORY_MIB
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -208,7 +209,7 @@ def _switch(env: Mapping[str, str], name: str) -> bool:
 
 def _token(token: str | None) -> str | None:
     # The token is never echoed: the message says what is wrong with it, not what it is.
-    if token is not None and not _utf8(token):
+    if token is not None and not utf8_encodable(token):
         raise SettingsError("MCP_BEARER_TOKEN is not valid UTF-8; no client could send it")
     # ASCII whitespace only: HTTP trims a space or a tab around a header value, and a line
     # break cannot be sent at all; U+00A0 or U+0085 can, as UTF-8, and are kept.
@@ -217,14 +218,6 @@ def _token(token: str | None) -> str | None:
     if token is not None and any(ord(char) < 0x20 or ord(char) == 0x7F for char in token):
         raise SettingsError("MCP_BEARER_TOKEN holds a control character; no client could send it")
     return token
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def networks(text: str, *, name: str = "trusted proxies") -> tuple[IpNetwork, ...]:
