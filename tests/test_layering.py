@@ -153,6 +153,18 @@ SERVER_RULES = [
         id="the stdio transport never imports a page source",
     ),
 ]
+# --- what both parts share ----------------------------------------------------------------
+
+# The modules beside the package's `__init__.py`: what the installer and the server both
+# need, so that neither imports the other for it. They stand below both parts.
+SHARED = (f"{PACKAGE}.printable", f"{PACKAGE}.seconds")
+SHARED_RULES = [
+    pytest.param(
+        Never(module, (INSTALLER, SERVER), "what both parts share stands below both"),
+        id=f"{module.rpartition('.')[2]} never imports the installer or the server",
+    )
+    for module in SHARED
+]
 # Libraries that only one module may import: the CLI alone is click (the stdio server and
 # the spawn entry import none); the lock alone is filelock (kept off every start but one a
 # day); the fetcher alone touches the network.
@@ -315,13 +327,27 @@ def test_no_module_of_the_package_reaches_itself_through_its_imports() -> None:
     assert circles(graph) == []
 
 
-@pytest.mark.parametrize("rule", SERVER_RULES)
+@pytest.mark.parametrize("rule", [*SERVER_RULES, *SHARED_RULES])
 def test_a_layer_never_imports_what_it_must_not(rule: Never) -> None:
     assert [str(edge) for edge in rule.broken()] == [], rule.why
 
 
+def test_every_module_beside_the_packages_init_is_one_both_parts_share() -> None:
+    root = [
+        module
+        for module in modules()
+        if module.count(".") == 1 and not under(module, INSTALLER) and not under(module, SERVER)
+    ]
+    assert sorted(root) == sorted(SHARED)
+
+
 def test_every_rule_names_modules_that_exist() -> None:
-    rules = [value for param in SERVER_RULES for value in param.values if isinstance(value, Never)]
+    rules = [
+        value
+        for param in [*SERVER_RULES, *SHARED_RULES]
+        for value in param.values
+        if isinstance(value, Never)
+    ]
     named = {name for rule in rules for name in (rule.importer, *rule.imported)}
     named |= set(SOLE_IMPORTERS.values()) | HAND_OFFS
     assert sorted(name for name in named if name not in modules()) == []

@@ -16,7 +16,13 @@ import pytest
 
 from kinetis_mcp_docs import __version__
 from kinetis_mcp_docs.installer.envs import build as environment
-from kinetis_mcp_docs.installer.envs.build import base_interpreter, build_environment
+from kinetis_mcp_docs.installer.envs.build import (
+    Interpreter,
+    base_interpreter,
+    build_environment,
+    probe_interpreter,
+    running_pip_supports_python_option,
+)
 from kinetis_mcp_docs.installer.envs.built import hold
 from kinetis_mcp_docs.installer.envs.candidate import Candidate
 from kinetis_mcp_docs.installer.envs.links import (
@@ -305,6 +311,27 @@ def test_a_build_past_its_deadline_raises_and_leaves_nothing(layout: InstallLayo
         build_environment(layout, ["kinetis-mcp-docs"], deadline=time.monotonic() - 1)
 
     assert list(layout.envs.iterdir()) == []
+
+
+def test_a_build_given_the_interpreter_setup_found_probes_it_no_more(
+    layout: InstallLayout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def probed() -> Interpreter:
+        raise AssertionError("the interpreter was probed again")
+
+    monkeypatch.setattr(environment, "probe_interpreter", probed)
+    found = Interpreter(base_interpreter(), own_pip=True)
+
+    with pytest.raises(InstallerError, match="deadline"):
+        build_environment(
+            layout, ["kinetis-mcp-docs"], deadline=time.monotonic() - 1, interpreter=found
+        )
+
+
+def test_the_probed_interpreter_is_the_base_one_with_what_the_running_pip_can_do() -> None:
+    assert probe_interpreter() == Interpreter(
+        base_interpreter(), running_pip_supports_python_option()
+    )
 
 
 def test_a_check_of_an_environment_whose_server_fails_names_the_file_holding_its_stderr(

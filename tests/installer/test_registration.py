@@ -13,7 +13,7 @@ import pytest
 
 from kinetis_mcp_docs.installer.clients.known import CLAUDE, CODEX, client_named
 from kinetis_mcp_docs.installer.clients.registration import Registration
-from kinetis_mcp_docs.installer.clients.scope import OtherScope, other_scope
+from kinetis_mcp_docs.installer.clients.scope import OtherScope, other_scope, other_than_user
 from kinetis_mcp_docs.installer.commands.setup import register_replacing
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import InstallLayout
@@ -465,6 +465,23 @@ def test_a_local_scope_registration_for_the_home_directory_is_named_with_how_to_
     with pytest.raises(InstallerError) as error:
         CLAUDE.register(cli, SERVER_ARGV, {})
     assert error.value.message.startswith(f"{found.what}. Remove it with {found.remove}, then")
+
+
+@pytest.mark.parametrize(
+    ("scope", "other"),
+    [
+        (None, False),
+        ("User config (available in all your projects)", False),
+        ("Local config (private to you in this project)", True),
+        ("Project config (shared via .mcp.json)", True),
+        ("Dynamic config", True),
+    ],
+)
+def test_a_scope_is_another_than_user_by_its_first_word_as_claude_code_says_it(
+    scope: str | None, other: bool
+) -> None:
+    assert other_than_user(scope) is other
+    assert (other_scope(CLAUDE, Registration("/bin/true", scope=scope)) is not None) is other
 
 
 def test_a_failing_codex_get_is_named_by_its_error_line_not_its_backtrace(

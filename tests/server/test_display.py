@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from kinetis_mcp_docs.server import reasons
-from kinetis_mcp_docs.server.display import say
+from kinetis_mcp_docs.server.display import readable, say, utf8_encodable
 
 pytestmark = pytest.mark.interpreter  # surrogate escapes and the codecs
 
@@ -97,3 +97,12 @@ def test_a_reason_logged_while_the_server_says_a_line_is_a_line_of_its_own() -> 
         "kinetis-docs: could not read the page: [Errno -2] no name",
         "kinetis-docs: search index: left out 13 pages",
     ]
+
+
+def test_text_utf8_can_encode_is_readable_as_it_is_and_a_byte_it_cannot_is_shown_as_one() -> None:
+    for text in ["index.md", "café/ü.md", "😀"]:
+        assert utf8_encodable(text)
+        assert readable(text) is text
+    # Byte 0xFF of a name that was not UTF-8, as Python holds it (PEP 383).
+    assert not utf8_encodable("page-\udcff.md")
+    assert readable("page-\udcff.md") == "page-\\xff.md"

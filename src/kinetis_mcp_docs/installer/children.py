@@ -155,6 +155,36 @@ def start(
     return process
 
 
+def start_piped(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    stdin: int | None = subprocess.DEVNULL,
+    cwd: str | os.PathLike[str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """`start` a child whose stdout and stderr this process reads, through pipes (and which
+    reads ours, given `stdin=subprocess.PIPE`). Run what reads them inside
+    `stopped_on_leaving`. Raises `OSError` when the program cannot be started."""
+    return start(
+        argv, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd
+    )
+
+
+@contextmanager
+def stopped_on_leaving(process: subprocess.Popen[bytes]) -> Iterator[None]:
+    """Stop `process` and its whole group when the block is left by an exception (a time
+    limit, Ctrl-C), even once the process itself has exited, since what it started may
+    still hold its pipes; and when the block ends with the process still running. One that
+    has exited by the block's normal end is left as it ended."""
+    try:
+        yield
+    except BaseException:
+        stop(process)
+        raise
+    if process.poll() is None:
+        stop(process)
+
+
 # The signals `terminations_raised` turns into `Terminated`.
 _TERMINATIONS = (signal.SIGTERM, signal.SIGHUP)
 
@@ -306,25 +336,14 @@ def run_captured(
     finish."""
     shown = " ".join(argv)
     try:
-        process = start(
-            argv,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            cwd=cwd,
-        )
+        process = start_piped(argv, env=env, cwd=cwd)
     except OSError as error:
         raise InstallerError(f"Could not run {argv[0]} ({error.strerror or error}).") from error
-    with process:
+    with process, stopped_on_leaving(process):
         try:
             out, err = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            stop(process)
             raise InstallerError(f"`{shown}` did not finish within {timeout:.0f} s.") from None
-        except BaseException:
-            stop(process)
-            raise
     return Captured(
         list(argv),
         process.returncode,

@@ -24,8 +24,8 @@ from kinetis_mcp_docs.installer.errors import (
     InstallerError,
     interrupted_exit_code,
     interruption,
-    one_line,
 )
+from kinetis_mcp_docs.printable import one_line
 
 
 class _OneLineUsage(click.UsageError):

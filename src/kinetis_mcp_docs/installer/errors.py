@@ -48,15 +48,3 @@ def interruption(error: BaseException) -> str:
     if isinstance(error, Terminated):
         return f"Stopped by {signal.Signals(error.signal_number).name}"
     return "Interrupted"
-
-
-def one_line(text: str) -> str:
-    """`text` as one line of a terminal: each control character in it (a newline in a path,
-    an escape sequence) written as a Python string writes it (`\\n`), so that a message
-    stays the one line a script reads and cannot move a terminal's cursor."""
-    if text.isprintable():
-        return text
-    return "".join(
-        character if character.isprintable() else character.encode("unicode_escape").decode()
-        for character in text
-    )

@@ -35,7 +35,6 @@ spawn's fast path.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -60,6 +59,7 @@ from kinetis_mcp_docs.installer.install_dir.throttle import (
 )
 from kinetis_mcp_docs.installer.install_dir.wheelhouse import refresh_wheelhouse
 from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
+from kinetis_mcp_docs.seconds import parse_seconds
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
 # Codex drops a server that has not started within 10 s, and Claude Code's wait is of the
@@ -101,11 +101,8 @@ def update_timeout(environ: Mapping[str, str]) -> float:
     text = environ.get(TIMEOUT_VARIABLE, "").strip()
     if not text:
         return DEFAULT_TIMEOUT_SECONDS
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
+    seconds = parse_seconds(text)
+    if seconds is None:
         raise InstallerError(
             f"{TIMEOUT_VARIABLE}={text!r} is not a positive number of seconds, so no update "
             "was attempted; give the server a number of seconds, such as 10, or remove the "

@@ -18,13 +18,16 @@ Each line goes to stderr in one write, under one lock (`write_line`): `print` wr
 text and its newline apart, and a thread writing between the two (the HTTP route's index
 build fetches pages on several) glued two messages into one line.
 
-Imports nothing beyond `sys` and a lock: the stdio server loads this on every client start.
+Imports nothing beyond `sys`, a lock and the package root's `printable`, which imports
+nothing: the stdio server loads this on every client start.
 """
 
 from __future__ import annotations
 
 import sys
 from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
+
+from ..printable import one_line
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
@@ -34,16 +37,22 @@ if TYPE_CHECKING:
 _writing = allocate_lock()
 
 
-def readable(text: str) -> str:
-    """`text`, a string the system gave, as valid Unicode: each byte that was not UTF-8 (held
-    as a lone surrogate) written `\\xNN`; any other lone surrogate written `\\udNNN`."""
+def utf8_encodable(text: str) -> bool:
+    """Whether UTF-8 can encode `text`: not when it holds a lone surrogate, which is how
+    Python holds a byte the system gave that was not UTF-8."""
     if text.isascii():
-        return text  # the common case, and no surrogate is ASCII
+        return True  # the common case, and no surrogate is ASCII
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        pass
-    else:
+        return False
+    return True
+
+
+def readable(text: str) -> str:
+    """`text`, a string the system gave, as valid Unicode: each byte that was not UTF-8 (held
+    as a lone surrogate) written `\\xNN`; any other lone surrogate written `\\udNNN`."""
+    if utf8_encodable(text):
         return text
     try:
         raw = text.encode("utf-8", "surrogateescape")
@@ -57,23 +66,10 @@ PREFIX = "kinetis-docs: "
 """What every line the server writes on stderr starts with, so a client's log can be grepped."""
 
 
-def one_line(text: str) -> str:
-    """`text` `readable`, and kept to one line of a terminal: each control character (a
-    newline in a path, the ESC of an escape sequence) written as a Python string writes it
-    (`\\n`, `\\x1b`), so that a message stays the one line a log or a script reads and
-    cannot move a terminal's cursor or change its colours."""
-    text = readable(text)
-    if text.isprintable():
-        return text
-    return "".join(
-        character if character.isprintable() else character.encode("unicode_escape").decode()
-        for character in text
-    )
-
-
 def stderr_line(message: str) -> str:
-    """The line, without its newline, that says `message` on stderr: `kinetis-docs: ...`."""
-    return PREFIX + one_line(message)
+    """The line, without its newline, that says `message` on stderr: `kinetis-docs: ...`,
+    `readable` and kept to one line (`printable.one_line`)."""
+    return PREFIX + one_line(readable(message))
 
 
 def write_line(stream: TextIO | None, line: str) -> None:

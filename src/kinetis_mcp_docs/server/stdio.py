@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         docs_dir = parse_docs_dir(arguments)
     except UsageError as error:
-        say(str(error))  # one line whatever the path holds (`display.one_line`)
+        say(str(error))  # one line whatever the path holds (`display.stderr_line`)
         return 2
     output_fd = reserve_stdout()
     _small_thread_stacks()

@@ -19,6 +19,12 @@ from kinetis_mcp_docs.installer.names import CURRENT_NAME, DOCS_DIR_OPTION, STAR
 STDIO = "stdio"
 
 
+def scope_name(scope: str | None) -> str | None:
+    """Claude Code's scope as it says it (`User config (...)`) in one word (`user`,
+    `local`, `project`); None for none (Codex reports none)."""
+    return scope.split()[0].lower() if scope else None
+
+
 @dataclass(frozen=True)
 class Registration:
     """A `kinetis-docs` registration as the client's CLI reports it.
@@ -55,7 +61,7 @@ class Registration:
     @property
     def scope_name(self) -> str | None:
         """Claude Code's scope in one word (`user`, `local`, `project`); None for Codex."""
-        return self.scope.split()[0].lower() if self.scope else None
+        return scope_name(self.scope)
 
     @property
     def install_directory(self) -> Path | None:

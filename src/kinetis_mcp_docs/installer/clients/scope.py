@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client, neutral_directory
-from kinetis_mcp_docs.installer.clients.registration import Registration
+from kinetis_mcp_docs.installer.clients.registration import Registration, scope_name
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,12 @@ class OtherScope:
     remove: str
 
 
+def other_than_user(scope: str | None) -> bool:
+    """Whether Claude Code's `scope`, as it says it, is another scope than user; False for
+    none (Codex reports none)."""
+    return scope_name(scope) not in (None, "user")
+
+
 def other_scope(client: Client, shown: Registration) -> OtherScope | None:
     """Whether `shown` is at another scope than user, as Claude Code reports it.
 
@@ -31,9 +37,9 @@ def other_scope(client: Client, shown: Registration) -> OtherScope | None:
     `.mcp.json` there or above) is reported only when there is no user-scope one. None for a
     user-scope registration, and for Codex, which reports no scope.
     """
-    scope = shown.scope_name
-    if scope is None or scope == "user":
+    if not other_than_user(shown.scope):
         return None
+    scope = shown.scope_name
     where = neutral_directory()
     remove = f"`{client.executable} mcp remove {SERVER_NAME} --scope {scope}`"
     if scope == "local":

@@ -47,10 +47,7 @@ from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
 from kinetis_mcp_docs.installer.clients.known import client_named
 from kinetis_mcp_docs.installer.clients.registration import Registration
 from kinetis_mcp_docs.installer.clients.scope import hiding_registration, other_scope
-from kinetis_mcp_docs.installer.envs.build import (
-    base_interpreter,
-    running_pip_supports_python_option,
-)
+from kinetis_mcp_docs.installer.envs.build import Interpreter, probe_interpreter
 from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS, candidate
 from kinetis_mcp_docs.installer.envs.pip import PipRun
 from kinetis_mcp_docs.installer.errors import (
@@ -104,7 +101,6 @@ class SetupResult:
     client: Client
     root: Path
     version: str
-    argv: list[str]
     pages: Pages
 
     @property
@@ -135,7 +131,7 @@ def run_setup(
     )
     try:
         cli = client.find_cli()
-        check_python()
+        interpreter = check_python()
         root = resolve_directory(environ)
         layout = InstallLayout(root)
         pages = chosen_pages(environ, layout)
@@ -157,7 +153,12 @@ def run_setup(
     try:
         deadline = time.monotonic() + MANUAL_DEADLINE_SECONDS
         with installing(
-            layout, deadline=deadline, say=say, environ=environ, pages=pages
+            layout,
+            deadline=deadline,
+            say=say,
+            environ=environ,
+            pages=pages,
+            interpreter=interpreter,
         ) as installed:
             say(
                 f"Installed version {installed}; verifying it through the command to register "
@@ -189,7 +190,7 @@ def run_setup(
                 f"{_what_failed(error, served)} {left}", error.exit_code
             ) from error
         raise
-    return SetupResult(client, root, version, argv, pages)
+    return SetupResult(client, root, version, pages)
 
 
 def _as_str(path: Path | None) -> str | None:
@@ -353,26 +354,28 @@ class InstallGone(InstallerError):
     """The install directory was removed (by an uninstall) while setup waited for its lock."""
 
 
-def check_python() -> None:
-    """That this Python can create an isolated environment and install into it."""
+def check_python() -> Interpreter:
+    """That this Python can create an isolated environment and install into it; what it
+    builds one with, for the install to use."""
     if importlib.util.find_spec("venv") is None:
         raise InstallerError(
             "This Python cannot create virtual environments (its venv module is missing). "
             "Install your Python's venv support (on Debian and Ubuntu: python3-venv) and "
             "run setup again."
         )
-    base = base_interpreter()
-    if not os.access(base, os.X_OK):
+    interpreter = probe_interpreter()
+    if not os.access(interpreter.base, os.X_OK):
         raise InstallerError(
-            f"The base interpreter of this Python, {base}, cannot be run; run setup with "
-            "another Python 3.10 or later."
+            f"The base interpreter of this Python, {interpreter.base}, cannot be run; run "
+            "setup with another Python 3.10 or later."
         )
-    if not running_pip_supports_python_option() and (importlib.util.find_spec("ensurepip") is None):
+    if not interpreter.own_pip and (importlib.util.find_spec("ensurepip") is None):
         raise InstallerError(
             "This Python has neither pip 22.3 or later nor ensurepip, so it cannot install "
             "into a new environment. Install your Python's venv support (on Debian and "
             "Ubuntu: python3-venv) and run setup again."
         )
+    return interpreter
 
 
 @contextlib.contextmanager
@@ -382,12 +385,14 @@ def installing(
     deadline: float,
     say: Callable[[str], None],
     environ: Mapping[str, str],
+    interpreter: Interpreter,
     pages: Pages | None = None,
 ) -> Iterator[str]:
     """Under the lock: write the requirement, build, check, switch, record the time and
     where the packages came from, and hold the `pages` asked for; then run the block
     (verify, register) with the new environment serving, and release the lock. Yields the
-    installed version.
+    installed version. The environment is made with `interpreter`, what setup's
+    prerequisites found (`check_python`).
 
     pip runs in `environ`, whose pip variables are recorded as the install's package source
     (`package_source.py`), for every later update to look where this install did; a source
@@ -418,6 +423,7 @@ def installing(
             deadline=deadline,
             compile_wait=COMPILE_TIMEOUT_SECONDS,
             pip=PipRun(environ=source.pip_environment(environ), scratch=emptied_scratch(layout)),
+            interpreter=interpreter,
         ) as new:
             version = new.check(deadline=deadline)
             new.switch()

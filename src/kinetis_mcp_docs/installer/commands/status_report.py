@@ -1,7 +1,8 @@
 """What `kinetis-docs status` reports, as data and as text.
 
 The report's types are what `--json` prints (`Status.as_json`), field for field; `render`
-is the same report as lines for a terminal. Neither examines anything: `status.py` does.
+is the same report as lines for a terminal. Neither examines anything nor decides what is a
+problem: `status.py` examines, and `status_problems.py` decides.
 Registered variables are named, never shown: a recorded value may carry credentials.
 """
 
@@ -9,10 +10,12 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from kinetis_mcp_docs.installer.clients.base import SERVER_NAME
+from kinetis_mcp_docs.installer.clients.scope import other_than_user
 from kinetis_mcp_docs.installer.install_dir.advice import in_checkout
 from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE
 
@@ -130,6 +133,11 @@ class Status:
 
     def as_json(self) -> dict[str, Any]:
         return {"ok": self.ok, **asdict(self)}
+
+
+def utc(seconds: float) -> str:
+    """A time as the report gives it: in UTC, to the second."""
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
 
 
 def render(status: Status) -> list[str]:
@@ -276,7 +284,7 @@ def _client_lines(client: ClientStatus) -> list[str]:
 def _setting_lines(client: ClientStatus) -> list[str]:
     """Where the client keeps the registration, and whether it is switched off there."""
     lines = []
-    if client.scope is not None and not client.scope.startswith("User"):
+    if other_than_user(client.scope):
         lines.append(f"  Scope: {client.scope}")
     if client.disabled:
         lines.append(f"  Disabled: its entry says `enabled = false`; {client.client} starts none")

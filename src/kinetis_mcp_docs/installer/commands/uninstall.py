@@ -107,12 +107,13 @@ def _unregister(client: Client, cli: str, root: Path) -> str:
         raise InstallerError(f"{error.message} {unchanged}") from error
     if existing is None:
         return f"{client.label} has no {SERVER_NAME} registration"
-    scoped = other_scope(client, existing)
-    if scoped is not None and existing.scope_name == "local":
+    hiding = hiding_registration(client, existing)
+    if hiding is not None:
         raise InstallerError(
-            f"{scoped.what}. Remove it with {scoped.remove}, then run uninstall again: it "
+            f"{hiding.what}. Remove it with {hiding.remove}, then run uninstall again: it "
             "hides the user-scope registration uninstall removes. Nothing was changed."
         )
+    scoped = other_scope(client, existing)
     if scoped is not None:
         return f"{scoped.what}; uninstall leaves it (remove it with {scoped.remove})"
     other = existing.install_directory

@@ -18,6 +18,7 @@ import importlib.util
 import os
 import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from kinetis_mcp_docs.installer.children import run_bounded
@@ -32,24 +33,48 @@ from kinetis_mcp_docs.installer.layout import DIRECTORY_MODE, InstallLayout
 PIP_WITH_PYTHON_OPTION = (22, 3)
 
 
+@dataclass(frozen=True)
+class Interpreter:
+    """What this process builds an environment with: the interpreter it is made from
+    (`base_interpreter`), and whether the running pip fills it (`own_pip`) or the pip
+    `ensurepip` puts into it must."""
+
+    base: Path
+    own_pip: bool
+
+
+def probe_interpreter() -> Interpreter:
+    """This process's `Interpreter`, found now: setup probes it among its prerequisites and
+    builds with what it found."""
+    return Interpreter(base_interpreter(), running_pip_supports_python_option())
+
+
 def build_environment(
     layout: InstallLayout,
     requirement_args: list[str],
     *,
     deadline: float | None,
     pip: PipRun = PLAIN,
+    interpreter: Interpreter | None = None,
 ) -> Path:
     """Create a new environment under `layout.envs` and pip-install `requirement_args`.
 
     `requirement_args` are pip install arguments: `["-r", str(layout.requirements)]`, or
     pinned `"name==version"` strings. pip runs as `pip` says (its output to stderr, by
-    default). On any failure, or past `deadline` (a `time.monotonic()` value), the partial
-    environment is removed and `InstallerError` raised.
+    default). The environment is made with `interpreter`, probed here when not given. On
+    any failure, or past `deadline` (a `time.monotonic()` value), the partial environment
+    is removed and `InstallerError` raised.
     """
     _make_envs(layout)
     env = layout.envs / new_name()
     try:
-        _create_and_install(Environment(layout, env), requirement_args, deadline=deadline, pip=pip)
+        _create_and_install(
+            Environment(layout, env),
+            requirement_args,
+            deadline=deadline,
+            pip=pip,
+            interpreter=interpreter or probe_interpreter(),
+        )
     except BaseException:
         discard(env)
         raise
@@ -74,12 +99,12 @@ def _create_and_install(
     *,
     deadline: float | None,
     pip: PipRun,
+    interpreter: Interpreter,
 ) -> None:
-    own_pip = running_pip_supports_python_option()
-    base = base_interpreter()
+    own_pip = interpreter.own_pip
     # `--without-pip` skips ensurepip, which costs seconds and is missing from some
     # distribution Pythons; the pip of this interpreter fills the environment instead.
-    create = [os.fspath(base), "-I", "-m", "venv", "--symlinks"]
+    create = [os.fspath(interpreter.base), "-I", "-m", "venv", "--symlinks"]
     if own_pip:
         create.append("--without-pip")
     # ensurepip, when it runs, unpacks pip in the temporary directory pip's own runs use.

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kinetis_mcp_docs.installer.children import remaining, scrubbed_environment
-from kinetis_mcp_docs.installer.envs.build import build_environment
+from kinetis_mcp_docs.installer.envs.build import Interpreter, build_environment
 from kinetis_mcp_docs.installer.envs.built import discard
 from kinetis_mcp_docs.installer.envs.bytecode import BackgroundCompile, compile_detached
 from kinetis_mcp_docs.installer.envs.environment import Environment
@@ -126,6 +126,7 @@ def candidate(
     deadline: float | None,
     compile_wait: float | None = None,
     pip: PipRun = PLAIN,
+    interpreter: Interpreter | None = None,
 ) -> Iterator[Candidate]:
     """Build a new environment from `pip install --no-compile <pip_arguments>`; see above.
 
@@ -133,8 +134,15 @@ def candidate(
     `time.monotonic()` value bounding the build (and, through `Candidate.check`, the check).
     With `compile_wait`, the byte-compile runs beside the block and leaving it waits up to
     that many seconds for it; otherwise it starts detached once the block has switched.
+    `interpreter` is what the build makes the environment with (`build_environment`).
     """
-    env = build_environment(layout, ["--no-compile", *pip_arguments], deadline=deadline, pip=pip)
+    env = build_environment(
+        layout,
+        ["--no-compile", *pip_arguments],
+        deadline=deadline,
+        pip=pip,
+        interpreter=interpreter,
+    )
     new = Candidate(layout, env)
     try:
         if compile_wait is not None:

@@ -18,6 +18,7 @@ import math
 import os
 
 from kinetis_mcp_docs.installer.install_dir.files import read_regular, write_atomic
+from kinetis_mcp_docs.seconds import parse_seconds
 
 TYPE_CHECKING = False  # `typing` stays off the spawn path; mypy honours the name
 if TYPE_CHECKING:
@@ -42,10 +43,11 @@ def read_last_check(path: str | os.PathLike[str]) -> float | None:
 
 def _seconds(data: bytes) -> float | None:
     try:
-        value = float(data.decode("ascii"))
-    except ValueError:  # UnicodeDecodeError is a ValueError
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
         return None
-    return value if math.isfinite(value) else None
+    # A time, not a length of time: any finite number of seconds, before the epoch included.
+    return parse_seconds(text, minimum=-math.inf)
 
 
 def is_due(last: float | None, now: float, window: float = WINDOW_SECONDS) -> bool:

@@ -61,14 +61,7 @@ def exchange(
     deadline = time.monotonic() + timeout
     transcript = Transcript()
     try:
-        process = children.start(
-            argv,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-        )
+        process = children.start_piped(argv, env=env, stdin=subprocess.PIPE, cwd=cwd)
     except OSError as error:
         transcript.start_error = f"{argv[0]} could not be started ({error})"
         return transcript
@@ -81,17 +74,18 @@ def exchange(
     for reader in readers:
         reader.start()
     try:
-        _send(process, messages)
-        expected = {message["id"] for message in messages if "id" in message}
-        _collect(process, lines, expected, deadline, transcript)
-        if not transcript.timed_out:
-            try:
-                process.wait(timeout=max(deadline - time.monotonic(), 0.01))
-            except subprocess.TimeoutExpired:
-                transcript.timed_out = True
+        # Stopped before its pipes are closed: a reader still blocked on a live server
+        # would hold the join below.
+        with children.stopped_on_leaving(process):
+            _send(process, messages)
+            expected = {message["id"] for message in messages if "id" in message}
+            _collect(process, lines, expected, deadline, transcript)
+            if not transcript.timed_out:
+                try:
+                    process.wait(timeout=max(deadline - time.monotonic(), 0.01))
+                except subprocess.TimeoutExpired:
+                    transcript.timed_out = True
     finally:
-        if process.poll() is None:
-            children.stop(process)
         _close_quietly(process.stdin)
         for reader, stream in zip(readers, (process.stdout, process.stderr), strict=True):
             reader.join(timeout=2)

@@ -23,12 +23,12 @@ not configurable: no client of this route sends headers near it.
 
 from __future__ import annotations
 
-import math
 import os
 import resource
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ...seconds import parse_seconds
 from .settings import SettingsError
 
 HEADER_TIMEOUT = "KINETIS_DOCS_HEADER_TIMEOUT"
@@ -78,11 +78,8 @@ def _seconds(env: Mapping[str, str], name: str) -> float | None:
     text = env.get(name)
     if text is None:
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
+    value = parse_seconds(text)
+    if value is None:
         raise SettingsError(f"{name}={text!r}: not a positive number of seconds")
     return value
 

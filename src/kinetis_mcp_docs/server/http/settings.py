@@ -38,11 +38,12 @@ would open a route its operator meant to keep dark.
 from __future__ import annotations
 
 import ipaddress
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ...seconds import parse_seconds
+from ..display import utf8_encodable
 from .body_budget import DEFAULT_BODY_MEMORY_MIB, MIN_BODY_MEMORY_MIB
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -181,12 +182,9 @@ def _drain_seconds(env: Mapping[str, str]) -> float:
     text = env.get("KINETIS_DOCS_DRAIN_SECONDS")
     if text is None:
         return DEFAULT_DRAIN_SECONDS
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
     # A bound, not a wish: a drain of hours would hold a deploy, and SIGKILL would end it.
-    if not (math.isfinite(seconds) and 0 <= seconds <= MAX_DRAIN_SECONDS):
+    seconds = parse_seconds(text, maximum=MAX_DRAIN_SECONDS, minimum_open=False)
+    if seconds is None:
         raise SettingsError.of(
             "KINETIS_DOCS_DRAIN_SECONDS",
             text,
@@ -211,7 +209,7 @@ def _switch(env: Mapping[str, str], name: str) -> bool:
 
 def _token(token: str | None) -> str | None:
     # The token is never echoed: the message says what is wrong with it, not what it is.
-    if token is not None and not _utf8(token):
+    if token is not None and not utf8_encodable(token):
         raise SettingsError("MCP_BEARER_TOKEN is not valid UTF-8; no client could send it")
     # ASCII whitespace only: HTTP trims a space or a tab around a header value, and a line
     # break cannot be sent at all; U+00A0 or U+0085 can, as UTF-8, and are kept.
@@ -220,14 +218,6 @@ def _token(token: str | None) -> str | None:
     if token is not None and any(ord(char) < 0x20 or ord(char) == 0x7F for char in token):
         raise SettingsError("MCP_BEARER_TOKEN holds a control character; no client could send it")
     return token
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def networks(text: str, *, name: str = "trusted proxies") -> tuple[IpNetwork, ...]:

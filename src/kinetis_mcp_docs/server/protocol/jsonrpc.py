@@ -30,7 +30,7 @@ class Request:
     def __init__(self, id: RequestId, method: str, params: object, /) -> None:  # noqa: A002
         self.id = id
         self.method = method
-        # `_ABSENT` when the member is missing; anything else is what the client sent.
+        # `ABSENT` when the member is missing; anything else is what the client sent.
         self.params = params
 
 

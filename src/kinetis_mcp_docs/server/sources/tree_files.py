@@ -17,6 +17,7 @@ import errno
 import os
 import stat
 
+from ..display import utf8_encodable
 from ..exceptions import RejectedUrl
 from .localdocs import read_open_page
 from .page_paths import TRAVERSAL, page_path
@@ -174,19 +175,9 @@ def _url_of(relative: str, files: Mapping[str, object]) -> str | None:
         for candidate in candidates(url):
             if candidate in files:
                 if candidate == relative:
-                    return None if "\\" in url or not _utf8(url) else _written(url)
+                    return None if "\\" in url or not utf8_encodable(url) else _written(url)
                 break
     return None
-
-
-def _utf8(text: str) -> bool:
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _written(url: str) -> str:
