@@ -27,6 +27,9 @@ from kinetis_mcp_docs.server.search_index import SearchIndex
 from kinetis_mcp_docs.server.tools.base import Toolset
 from tests.support.http import tool_text, write_tree
 
+# Tantivy's release differs by interpreter (0.26 on 3.10).
+pytestmark = pytest.mark.interpreter
+
 FILLER = "Pages render on the server first and then hydrate in the browser. " * 6
 
 PAGES = {
@@ -333,7 +336,6 @@ import json, sys
 from pathlib import Path
 from kinetis_mcp_docs.server.search_index import SearchIndex
 
-pytestmark = pytest.mark.interpreter  # Tantivy's release differs by interpreter (0.26 on 3.10)
 root = Path(sys.argv[1])
 pages = [("/" + path.relative_to(root).as_posix()[:-3], path.read_text(encoding="utf-8"))
          for path in sorted(root.rglob("*.md"))]
