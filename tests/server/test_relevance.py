@@ -279,7 +279,7 @@ def test_the_ties_of_a_search_are_ordered_as_a_search_filtered_to_them_orders_th
     copies = [kind for kind in kinds for _ in range(rng.randint(1, 19))]
     rng.shuffle(copies)
     pages = [
-        PageText(title=title, url=f"/p{slot}", description="", headings="", body=body)
+        PageText(title=title, url=f"/p{slot}", description="", sections=(("", body),))
         for slot, (title, body) in enumerate(copies)
     ]
     everything = len(pages)
@@ -296,7 +296,7 @@ def test_the_ties_of_a_search_are_ordered_as_a_search_filtered_to_them_orders_th
     trials = 600
     for trial in range(trials):
         query = snapshot.read(" ".join(rng.sample(words, rng.randint(1, 3))))
-        ordered = [slot for slot, _ in filtered(query, everything)]
+        ordered = [found.slot for found in filtered(query, everything)]
         if trial % 3 == 0:
             among = rng.sample(range(everything), rng.choice([2, 5, 40, 150, everything - 1]))
         elif trial % 3 == 1:
@@ -306,8 +306,8 @@ def test_the_ties_of_a_search_are_ordered_as_a_search_filtered_to_them_orders_th
         if not among:
             continue
         limit = rng.randint(1, min(20, len(among)))
-        asked = dict(snapshot.ties(query).best(limit, among))
-        expected = dict(filtered(query, limit, among))
+        asked = {found.slot: found.score for found in snapshot.ties(query).best(limit, among)}
+        expected = {found.slot: found.score for found in filtered(query, limit, among)}
 
         assert _top(asked, among, limit, rank) == _top(expected, among, limit, rank), (
             query,
@@ -411,7 +411,7 @@ def _passage(page: str, words: dict[str, Word]) -> Any:
         tuple(section.offset for section in found),
         page.count("\n") + 1,
     )
-    return read_page(data, shape, data.lower(), words, average_section=100.0)
+    return read_page(data, shape, data.lower(), words)
 
 
 def test_a_heading_naming_the_word_outweighs_an_entry_naming_it() -> None:

@@ -58,11 +58,6 @@ __all__ = ["RANKINGS", "SNIPPET_LENGTH", "Hit", "SearchIndex", "split_frontmatte
 OWNDOCS = "owndocs"
 RELEVANCE = "relevance"
 RANKINGS = (OWNDOCS, RELEVANCE)
-# Relevance mode reads this many of the pages the index ranks best (or the limit, if more),
-# and ranks them again with their best section: a long page whose one section answers is
-# not diluted by its length. Its weight beside the page's own score:
-RESCORED_PAGES = 5
-SECTION_WEIGHT = 0.25
 # An owndocs snippet lowercases the body this many characters or bytes (then to a line's
 # end) at a time.
 _FOLDED_BLOCK = 4096
@@ -98,9 +93,7 @@ class _Page:
         "fallback",
         "folded_title",
         "folded_url",
-        "lowered",
         "opening",
-        "section_chars",
         "shape",
         "text",
         "title",
@@ -150,14 +143,9 @@ class _Page:
         # An owndocs snippet looks for ASCII tokens in the UTF-8 (see `_ascii_snippet`),
         # unless the page holds one of the two characters that lowercase to ASCII.
         self.ascii_folds = compressed and not any(char in text for char in _TO_ASCII)
-        # Relevance mode looks for the query's words in every page it shows, lowercased in
-        # ASCII: done here once rather than for five pages on every search.
-        self.lowered = None if compressed else data.lower()
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
         self.fallback = clip(fields.get("description") or first_paragraph(body))
-        # The page line each section starts on (the body's first line when it has none).
-        self.section_chars = len(body)
         # Where its sections start (where the body does, when it has none), in its UTF-8.
         start = len(text) - len(body)
         self.shape = PageShape(
@@ -182,10 +170,6 @@ class _Page:
     def rest_utf8(self) -> bytes:
         """The UTF-8 that follows `opening_utf8()` in a compressed page."""
         return _decompressor().decompress(self.text) if self.text else b""
-
-    def lowered_utf8(self) -> bytes:
-        """`utf8()` lowercased in ASCII."""
-        return self.utf8().lower() if self.lowered is None else self.lowered
 
     def folded_body(self) -> str:
         return split_frontmatter(self.full_text())[1].lower()
@@ -255,8 +239,6 @@ class SearchIndex:
         self._relevance: Snapshot | None = None
         self._contract: ContractScores | None = ContractScores() if ranking == OWNDOCS else None
         self._url_rank: dict[int, int] = {}
-        self._section_chars = 0  # over every page: what an average section is
-        self._sections = 0
 
     def __len__(self) -> int:
         return len(self._pages)
@@ -273,7 +255,6 @@ class SearchIndex:
         index._next_slot = self._next_slot
         index._relevance_index = self._relevance_index
         index._contract = None if self._contract is None else self._contract.copy()
-        index._section_chars, index._sections = self._section_chars, self._sections
         index._relevance = self._relevance_index.changed(index._applied(updates))
         if index._contract is not None:
             index._contract.settle()
@@ -306,18 +287,18 @@ class SearchIndex:
         self._slot_of[url] = slot
         if self._contract is not None:
             self._contract.add(slot, page.folded_title, page.folded_url, body.lower())
-        self._section_chars += page.section_chars
-        self._sections += len(page.shape.lines)
-        headings = "\n".join(section.heading for section in found)
-        return slot, PageText(page.title, url, fields.get("description", ""), headings, body)
+        return slot, PageText(
+            page.title,
+            url,
+            fields.get("description", ""),
+            tuple((section.heading, section.text) for section in found),
+        )
 
     def _remove(self, url: str) -> int | None:
         slot = self._slot_of.pop(url, None)
         if slot is None:
             return None
         page = self._pages.pop(slot)
-        self._section_chars -= page.section_chars
-        self._sections -= len(page.shape.lines)
         if self._contract is not None:
             self._contract.remove(slot, page.folded_body())
         self._free.append(slot)
@@ -333,31 +314,28 @@ class SearchIndex:
         return self._owndocs_hits(query, terms, limit)
 
     def _relevance_hits(self, terms: Query, limit: int) -> list[Hit]:
-        """The pages the index ranks best, each rescored with its best section, which is
-        read from its text together with the snippet's line (see `search.passages`)."""
+        """The pages the index ranks best, each with the passage a snippet shows, read from
+        its text (see `search.passages`)."""
         relevance = self._relevance
         assert relevance is not None  # noqa: S101 - search() checked it
         words = relevance.passage_words(terms)
-        average = self._section_chars / max(1, self._sections)
-        hits = []
-        wanted = max(limit, RESCORED_PAGES)
-        best = relevance.best_pages(terms, wanted)
         rank = self._url_rank
-        best.sort(key=lambda item: (-item[1], rank[item[0]]))  # equal scores by URL
-        for slot, score in best[:wanted]:
-            page = self._pages[slot]
+        best = relevance.best_pages(terms, limit)
+        best.sort(key=lambda found: (-found.score, rank[found.slot]))  # equal scores by URL
+        hits = []
+        for found in best[:limit]:
+            page = self._pages[found.slot]
+            data = page.utf8()
             passage = read_page(
-                page.utf8(),
+                data,
                 page.shape,
-                page.lowered_utf8(),
+                data.lower(),
                 words,
-                average_section=average,
+                best_section=found.section,
                 title_words=relevance.title_words(page.title),
             )
-            total = score + SECTION_WEIGHT * passage.section_score
-            hits.append(Hit(page.title, page.url, passage.snippet, total, passage.line))
-        hits.sort(key=lambda hit: -hit.score)
-        return hits[:limit]
+            hits.append(Hit(page.title, page.url, passage.snippet, found.score, passage.line))
+        return hits
 
     def _owndocs_hits(self, query: str, terms: Query, limit: int) -> list[Hit]:
         assert self._contract is not None  # noqa: S101
@@ -373,7 +351,8 @@ class SearchIndex:
             if len(group) == 1:
                 chosen.extend(group)
             else:
-                best = dict(ties.best(min(room, len(group)), group))
+                found = ties.best(min(room, len(group)), group)
+                best = {tied.slot: tied.score for tied in found}
                 chosen.extend(_first_in_order(group, best, self._url_rank, room))
             room -= min(room, len(group))
             if not room:

@@ -1,4 +1,4 @@
-"""Where a page answers a query: its best section, and the line a snippet starts on.
+"""Where a page answers a query: the line a snippet starts on, and the snippet.
 
 The query's words are found in the page's body where a word of the text begins with one as
 the query spells it, or with its stem (`lazi` finds `lazy`), at most `MAX_MATCHES` times
@@ -7,9 +7,6 @@ looked for. The page is read as the UTF-8 bytes it is kept as, lowercased in ASC
 (a third of the time of lowercasing text that holds one non-ASCII character): a word
 spelled with a capital outside ASCII (`É`) is found as the page spells it, lowercase.
 
-- **The best section** scores BM25 over the words found in it (each section's length
-  against the site's average), so that a long page whose one section answers is ranked by
-  that section too (see `search_index`).
 - **The snippet's line**: every line holding a word is scored by the words it holds. A word
   weighs its idf times how rare it is among the page's lines: on the page about `useFetch`
   every line says `useFetch`, and the line that answers "useFetch lazy" is the one saying
@@ -19,7 +16,8 @@ spelled with a capital outside ASCII (`É`) is found as the page spells it, lowe
   the aliases joined to it by `|`, `,` or "or") or of a table row, or the `code` a line
   starts with, as reference pages introduce an option — counts twice there, and a word of
   a heading `HEADING_WEIGHT` times (a heading names what its whole section is about, an
-  entry one item of it); the lines of the best section count half again.
+  entry one item of it); the lines of the page's best section (the index's, see
+  `relevance`) count half again.
   The earliest of the best lines wins. The snippet starts at that line, or at the heading
   of its section when both fit in one snippet, so that it names what it is about; with no
   word found, at the body's first line. It shows a Markdown link as its text, without its
@@ -49,9 +47,6 @@ HEADING_REACH = 200
 MAX_MATCHES = 64
 # BM25's idf of a word three pages in four hold.
 MIN_IDF = 0.3
-# BM25's parameters, as Tantivy's.
-BM25_K1 = 1.2
-BM25_B = 0.75
 # The words a snippet of `SNIPPET_LENGTH` characters can show come from this many lines.
 _SHOWN_LINES = 12
 # What a line defines: any word of a heading, else the first word of a list item or a table
@@ -95,9 +90,8 @@ def word_pattern(spellings: Sequence[str]) -> re.Pattern[bytes]:
 
 @dataclass(frozen=True)
 class Passage:
-    """Where a page answers a query: its best section's score, and the snippet's line."""
+    """Where a page answers a query: the snippet's line, and the snippet."""
 
-    section_score: float
     line: int
     snippet: str
 
@@ -118,7 +112,7 @@ def read_page(
     lowered: bytes,
     words: dict[str, Word],
     *,
-    average_section: float,
+    best_section: int = -1,
     title_words: frozenset[str] = frozenset(),
     length: int = SNIPPET_LENGTH,
 ) -> Passage:
@@ -134,11 +128,10 @@ def read_page(
     first = shape.lines[0] - 1 if shape.lines else 0
     found = _find(lowered, begin, words)
     if not found:
-        return Passage(0.0, first + 1, _shown(data, begin, length))
+        return Passage(first + 1, _shown(data, begin, length))
     # Line (from 0) of each place, where each such line starts, and the words each holds.
     present: dict[int, set[str]] = {}
     starts: dict[int, int] = {}
-    counts: dict[tuple[int, str], int] = {}  # (section, word) -> how often
     line, at = 0, 0
     for position, name in found:
         line += lowered.count(b"\n", at, position)
@@ -148,11 +141,6 @@ def read_page(
             held = present[line] = set()
             starts[line] = lowered.rfind(b"\n", 0, position) + 1
         held.add(name)
-        section = _section_of(shape.lines, line)
-        counts[section, name] = counts.get((section, name), 0) + 1
-    best_section, section_score = _best_section(
-        counts, offsets, len(lowered), words, average_section
-    )
     held_by = {name: sum(name in held for held in present.values()) for name in words}
     counted = max(1, shape.line_count - first)
     weight = {
@@ -185,7 +173,7 @@ def read_page(
         if score > best_score:
             best, best_score = number, score
     if best < 0:
-        return Passage(section_score, first + 1, _shown(data, begin, length))
+        return Passage(first + 1, _shown(data, begin, length))
     shown_from = starts[best]
     section = _section_of(shape.lines, best)
     heading = shape.lines[section] - 1 if shape.lines else first
@@ -196,7 +184,7 @@ def read_page(
         )
         if between <= HEADING_REACH:
             best, shown_from = heading, heading_from
-    return Passage(section_score, best + 1, _shown(data, shown_from, length))
+    return Passage(best + 1, _shown(data, shown_from, length))
 
 
 def _find(lowered: bytes, start: int, words: dict[str, Word]) -> list[tuple[int, str]]:
@@ -216,27 +204,6 @@ def _find(lowered: bytes, start: int, words: dict[str, Word]) -> list[tuple[int,
                 break
     found.sort()
     return found
-
-
-def _best_section(
-    counts: dict[tuple[int, str], int],
-    offsets: Sequence[int],
-    end: int,
-    words: dict[str, Word],
-    average: float,
-) -> tuple[int, float]:
-    """The section scoring best by BM25 over the counted words, and its score."""
-    scores: dict[int, float] = {}
-    for (section, name), frequency in counts.items():
-        size = (offsets[section + 1] if section + 1 < len(offsets) else end) - (
-            offsets[section] if offsets else 0
-        )
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * size / max(1.0, average))
-        scores[section] = scores.get(section, 0.0) + words[name].weight * (
-            frequency * (BM25_K1 + 1) / (frequency + norm)
-        )
-    best = max(scores, key=lambda section: (scores[section], -section))
-    return best, scores[best]
 
 
 def _defined(line: bytes, held: set[str], words: dict[str, Word]) -> set[str]:
