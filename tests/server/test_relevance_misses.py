@@ -1,6 +1,6 @@
 """The relevance ranking's classes of misses (issue 37), each on a small tree of its own:
 names kept whole, links not counted as a page's words, a question's own words, one title
-word."""
+word, and a pasted paragraph."""
 
 from __future__ import annotations
 
@@ -114,3 +114,17 @@ def test_an_identifier_whole_beats_the_title_words_it_is_made_of() -> None:
         },
     }
     assert _first(pages, "HeadersInit") == "/api/fetch"
+
+
+def test_a_pasted_paragraph_of_60_words_is_answered_on_its_telling_words() -> None:
+    pages = {
+        "/guide/pool": "# Connection pool\n\nWhen you see `PoolExhaustedError`, raise "
+        "`maxConnections` in the pool's settings.\n",
+        **{f"/guide/topic-{n}": f"# Topic {n}\n\n{PROSE}\n" for n in range(6)},
+    }
+    noise = " ".join(f"req-{n:04x}" for n in range(50))
+    paragraph = f"worker 3 started {noise} then PoolExhaustedError: no connection left in the pool"
+    assert len(paragraph.split()) >= 60
+    hits = SearchIndex("relevance").changed(pages.items()).search(paragraph, 5)
+    assert hits.terms_used == 32
+    assert hits[0].url == "/guide/pool"

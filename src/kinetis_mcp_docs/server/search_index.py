@@ -35,6 +35,7 @@ from typing import AnyStr
 
 import zstandard
 
+from .search.bounds import bounded
 from .search.contract import ContractScores
 from .search.page_text import (
     SNIPPET_LEAD,
@@ -53,7 +54,7 @@ from .search.page_text import (
 from .search.passages import PageShape, read_page
 from .search.relevance import PageText, Query, RelevanceIndex, Snapshot
 
-__all__ = ["RANKINGS", "SNIPPET_LENGTH", "Hit", "SearchIndex", "split_frontmatter"]
+__all__ = ["RANKINGS", "SNIPPET_LENGTH", "Hit", "Hits", "SearchIndex", "split_frontmatter"]
 
 OWNDOCS = "owndocs"
 RELEVANCE = "relevance"
@@ -82,6 +83,15 @@ class Hit:
     snippet: str
     score: float
     line: int | None = None
+
+
+class Hits(list[Hit]):
+    """A search's results, best first; and, when the query was past the bound, how many of
+    its words it was ranked on (`terms_used`, None otherwise)."""
+
+    def __init__(self, hits: Iterable[Hit] = (), terms_used: int | None = None) -> None:
+        super().__init__(hits)
+        self.terms_used = terms_used
 
 
 class _Page:
@@ -304,14 +314,16 @@ class SearchIndex:
         self._free.append(slot)
         return slot
 
-    def search(self, query: str, limit: int) -> list[Hit]:
-        """The best `limit` pages for `query`, best first."""
+    def search(self, query: str, limit: int) -> Hits:
+        """The best `limit` pages for `query`, best first: for a query past the bound, for
+        its most informative leading words within it (see `search.bounds`)."""
         if self._relevance is None:
-            return []
-        terms = self._relevance.read(query)
+            return Hits()
+        text, used = bounded(query, self._relevance.informative)
+        terms = self._relevance.read(text)
         if self._contract is None:
-            return self._relevance_hits(terms, limit)
-        return self._owndocs_hits(query, terms, limit)
+            return Hits(self._relevance_hits(terms, limit), used)
+        return Hits(self._owndocs_hits(text, terms, limit), used)
 
     def _relevance_hits(self, terms: Query, limit: int) -> list[Hit]:
         """The pages the index ranks best, each with the passage a snippet shows, read from
