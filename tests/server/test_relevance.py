@@ -115,34 +115,6 @@ def test_a_pasted_error_finds_the_page_that_quotes_it_and_its_snippet_shows_it()
     assert any(line.startswith("SyntaxError: Named export") for line in shown)
 
 
-def test_of_two_pages_quoting_an_error_the_one_quoting_it_word_for_word_comes_first() -> None:
-    # Both quote the message, one with a word put in; the other words alike, each page
-    # saying them as often, and the loose quote's URL first in order.
-    pages = {
-        "/a/lifecycle": "# Lifecycle\n\nYou see `Composable context is lost` when the "
-        "composable ran outside setup.\n",
-        "/b/reference": "# Reference\n\nYou see `Composable context lost` when the "
-        "composable ran outside of setup.\n",
-    }
-    assert _urls(_relevance(pages), "Composable context lost")[0] == "/b/reference"
-
-
-def test_a_page_quoting_a_clause_of_the_message_outranks_one_quoting_it_loosely_twice() -> None:
-    # The loose quote's page says it twice, and its URL comes first in order.
-    pages = {
-        "/a/lifecycle": "# Lifecycle\n\nIf you see `Composable context is lost`, the "
-        "composable ran outside setup. A video explains `Composable context is lost` and how "
-        "to avoid it.\n",
-        "/b/reference": "# Reference\n\nYou see `Composable context lost` when the "
-        "composable ran outside setup, and how to avoid it.\n",
-    }
-    index = _relevance(pages)
-    assert _urls(index, "Composable context lost")[0] == "/b/reference"
-    # Pasted whole, with the logger's prefix and a detail no page says.
-    pasted = "[app] Composable context lost: setup() has returned."
-    assert _urls(index, pasted)[0] == "/b/reference"
-
-
 def test_rare_words_weigh_more_than_words_every_page_has() -> None:
     pages = {
         f"/guide/{topic}": f"# {topic.title()}\n\nHow to configure {topic}: how to set it, "
@@ -283,7 +255,7 @@ def test_the_ties_of_a_search_are_ordered_as_a_search_filtered_to_them_orders_th
         for slot, (title, body) in enumerate(copies)
     ]
     everything = len(pages)
-    snapshot = RelevanceIndex().changed(enumerate(pages))
+    snapshot = RelevanceIndex(sections=False).changed(enumerate(pages))  # as owndocs keeps it
     filtered_searches = []
     filtered = snapshot.best_pages
 

@@ -1,4 +1,4 @@
-"""A query as the relevance ranking reads it: its words, its names, its phrases, its clauses.
+"""A query as the relevance ranking reads it: its words, its names and its phrases.
 
 - **Words**: lowercased and stemmed, as a page's text is; the `MAX_TERMS` rarest.
 - **Names** (see `names`): each also looked up whole, among names. Where some page holds a
@@ -7,16 +7,9 @@
 - **A question's own words** (see `question_words`) weigh `FILLER_WEIGHT`, unless the
   query is nothing else.
 - **Phrases**: every run of three neighbouring words (the `MAX_PHRASES` rarest), so that a
-  pasted error message finds the page that quotes it.
-- **Clauses**: a pasted message cut at sentence marks, brackets, quotes and line ends: its
-  variable parts (a name, a path, a URL, a logger's `[app]` prefix) are most often quoted,
-  bracketed or after a colon, and its fixed wording, which a page quotes, is between them.
-  Each of the first `MAX_CLAUSES` clauses of three different words or more is asked for
-  word for word, so that the page quoting a whole clause outranks one holding its runs
-  here and there.
-
-A phrase or clause of words most pages hold is not asked for (`_telling`): Tantivy checks
-a phrase position by position on every page holding all of its words.
+  pasted error message finds the page that quotes it. A phrase of words most pages hold is
+  not asked for (`_telling`): Tantivy checks a phrase position by position on every page
+  holding all of its words.
 """
 
 from __future__ import annotations
@@ -30,9 +23,7 @@ from .names import names, term, words_of, written
 from .question_words import is_question_word
 
 MAX_TERMS = 32
-MAX_PHRASES = 16
-MAX_CLAUSES = 4
-MAX_CLAUSE_WORDS = 16
+MAX_PHRASES = 8
 PHRASE_WORDS = 3
 # A word standing for a piece of a name the query writes whole, and a question's own word.
 PIECE_WEIGHT = 1.0
@@ -41,7 +32,6 @@ FILLER_WEIGHT = 0.15
 # `COMMON_PAGES`, is not asked for.
 COMMON_SHARE = 0.5
 COMMON_PAGES = 100
-_CLAUSE_BREAK = re.compile(r"""[.:;!?()\[\]{}<>"'`\n]""")
 _RUNS = re.compile(r"[^\W_]+")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -65,7 +55,6 @@ class Query:
     names: tuple[str, ...] = ()  # the names some page holds, as `names.term` makes them
     parts: tuple[str, ...] = ()  # the words the query's names are made of, stemmed
     phrases: tuple[tuple[str, ...], ...] = ()
-    clauses: tuple[tuple[str, ...], ...] = ()
     pieces: frozenset[str] = frozenset()
     filler: frozenset[str] = frozenset()
     # The query's words as it spells them, lowercased: a snippet looks for them too.
@@ -105,7 +94,6 @@ def read(text: str, counts: Counts, analyze: Callable[[str], list[str]]) -> Quer
         names=tuple(dict.fromkeys(term(name) for name in held))[:MAX_TERMS],
         parts=parts[:MAX_TERMS],
         phrases=_phrases(words, rarity, counts),
-        clauses=_clauses(text, counts, analyze),
         pieces=frozenset(pieces),
         filler=_filler(text, analyze),
         spelled=tuple(dict.fromkeys(word.lower() for word in _RUNS.findall(text)))[:MAX_TERMS],
@@ -136,26 +124,6 @@ def _phrases(
     ]
     kept.sort(key=lambda run: sum(rarity[word] for word in run))
     return tuple(kept[:MAX_PHRASES])
-
-
-def _clauses(
-    text: str, counts: Counts, analyze: Callable[[str], list[str]]
-) -> tuple[tuple[str, ...], ...]:
-    """The query's first `MAX_CLAUSES` clauses that a page may quote: of three different
-    words or more, each held by some page (a clause with a word no page holds is quoted by
-    none), not all common (`_telling`), each cut to its first `MAX_CLAUSE_WORDS` words."""
-    kept: dict[tuple[str, ...], None] = {}
-    for part in _CLAUSE_BREAK.split(text):
-        words = tuple(analyze(part)[:MAX_CLAUSE_WORDS])
-        if len(set(words)) < PHRASE_WORDS:
-            continue
-        rarity = {word: counts.frequency(word) for word in words}
-        if not all(rarity.values()) or not _telling(words, rarity, counts):
-            continue
-        kept[words] = None
-        if len(kept) == MAX_CLAUSES:
-            break
-    return tuple(kept)
 
 
 def _telling(words: Iterable[str], rarity: dict[str, int], counts: Counts) -> bool:

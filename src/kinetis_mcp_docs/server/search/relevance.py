@@ -12,13 +12,12 @@ A page scores its page document's BM25 (its fields weighted as BM25F weighs them
 - each name of the query among its names (`NAMES_WEIGHT`) and its title's
   (`TITLE_NAMES_WEIGHT`, rescaled as the title's words are), and the words the query's
   names are made of among its titles' and headings' names' words (`PARTS_WEIGHT`);
-- the query's phrases (one more word between allowed, the exact run earning more) and
-  clauses, word for word, in its text.
+- the query's phrases (one more word between allowed), in its text.
 
 A section's score is the same words and names in the section's text and names.
 
-What one query costs is bounded by `query`'s bounds (its rarest terms and phrases, its
-first clauses, no phrase of words most pages hold). An index is shared by the snapshots
+What one query costs is bounded by `query`'s bounds (its rarest terms and phrases, no
+phrase of words most pages hold). An index is shared by the snapshots
 built on it: `changed` commits a change and opens new searchers, and a searcher keeps
 seeing the segments it was opened on, so a search on an older snapshot is unchanged by a
 later commit.
@@ -56,21 +55,15 @@ NAMES_WEIGHT = 1.0
 TITLE_NAMES_WEIGHT = 2.0
 PARTS_WEIGHT = 1.0
 NAME_TIE = 0.2
-PHRASE_WEIGHT = 0.7
+PHRASE_WEIGHT = 0.5
 # One word more between them is still the phrase: a message quoted with "the" or "a" added.
 PHRASE_SLOP = 1
-# Tantivy scores a phrase found with a word between as it scores the phrase itself, so the
-# exact quote earns this much more: of two pages quoting an error message, the one quoting
-# it word for word comes first.
-EXACT_PHRASE_WEIGHT = 0.25
-CLAUSE_WEIGHT = 1.0
 SECTION_WEIGHT = 1.0
 MAX_PASSAGE_WORDS = 12
-# How many pages a query reads from the index: enough for any limit (20) twice over.
+# How many pages `Ties` reads from the index: enough for any limit (20) twice over.
 PAGE_HITS = 40
-# How many sections it reads, per page it reads: a page's best section is most often among
-# the best sections of the whole index when the page is among its best pages.
-SECTIONS_PER_PAGE = 4
+# How many of the best pages by their own scores are ranked again with their best section.
+RERANKED = 40
 # As many sections as any page's: a search filtered to some pages reads every section of
 # them that matches, for their best.
 _EVERY_SECTION = 1_000_000
@@ -82,11 +75,12 @@ _TIES_READ = 4
 
 
 class RelevanceIndex:
-    """The Tantivy indexes of one site's pages and sections; `Snapshot`s search them."""
+    """The Tantivy indexes of one site's pages and, with `sections`, of their sections;
+    `Snapshot`s search them."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, sections: bool = True) -> None:
         self._pages = new_index(PAGE_FIELDS)
-        self._sections = new_index(SECTION_FIELDS)
+        self._sections = new_index(SECTION_FIELDS) if sections else None
         self._analyzer = analyzers()["words"]
         self._lock = threading.Lock()  # one commit at a time
 
@@ -101,25 +95,29 @@ class RelevanceIndex:
         Nothing is committed if reading `changes` fails.
         """
         with self._lock:
-            pages, sections = writer(self._pages), writer(self._sections)
+            writers = [writer(self._pages)]
+            if self._sections is not None:
+                writers.append(writer(self._sections))
             try:
                 for change in changes:
                     if isinstance(change, int):
-                        pages.delete_documents_by_term("page", change)
-                        sections.delete_documents_by_term("page", change)
-                    else:
-                        whole, parts = documents(*change)
-                        pages.add_document(whole)
-                        for document in parts:
-                            sections.add_document(document)
+                        for written in writers:
+                            written.delete_documents_by_term("page", change)
+                        continue
+                    whole, parts = documents(*change, sections=len(writers) > 1)
+                    writers[0].add_document(whole)
+                    for document in parts:
+                        writers[1].add_document(document)
             except BaseException:
-                pages.rollback()
-                sections.rollback()
+                for written in writers:
+                    written.rollback()
                 raise
-            for written in (pages, sections):
+            for written in writers:
                 written.commit()
                 written.wait_merging_threads()
             self._pages.reload()
+            if self._sections is None:
+                return Snapshot(self, self._pages.searcher(), None)
             self._sections.reload()
             return Snapshot(self, self._pages.searcher(), self._sections.searcher())
 
@@ -128,22 +126,17 @@ class RelevanceIndex:
         return list(self._analyzer.analyze(text))
 
     @property
-    def schemas(self) -> tuple[tantivy.Schema, tantivy.Schema]:
-        return self._pages.schema, self._sections.schema
+    def page_schema(self) -> tantivy.Schema:
+        return self._pages.schema
+
+    @property
+    def section_schema(self) -> tantivy.Schema | None:
+        return None if self._sections is None else self._sections.schema
 
 
 def _idf(documents: int, frequency: int) -> float:
     """BM25's idf, as Tantivy computes it."""
     return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
-
-
-@dataclass(frozen=True)
-class Candidates:
-    """Pages with their scores, best first, and a bound: every page not among them scores
-    at most `bound` (0: matches nothing), and less than the `count`th of them."""
-
-    pages: list[Ranked]
-    bound: float
 
 
 @dataclass(frozen=True)
@@ -208,12 +201,16 @@ class Snapshot:
     """The indexes as one commit left them."""
 
     def __init__(
-        self, index: RelevanceIndex, pages: tantivy.Searcher, sections: tantivy.Searcher
+        self, index: RelevanceIndex, pages: tantivy.Searcher, sections: tantivy.Searcher | None
     ) -> None:
         self._index = index
-        page_schema, section_schema = index.schemas
-        self._pages = _Side(pages, page_schema, PAGE_FIELDS)
-        self._sections = _Side(sections, section_schema, SECTION_FIELDS)
+        self._pages = _Side(pages, index.page_schema, PAGE_FIELDS)
+        section_schema = index.section_schema
+        self._sections = (
+            None
+            if sections is None or section_schema is None
+            else _Side(sections, section_schema, SECTION_FIELDS)
+        )
 
     @property
     def pages(self) -> int:
@@ -249,10 +246,7 @@ class Snapshot:
             for word in query.parts
             if self._pages.counts(word)[5]
         ]
-        for phrase in query.phrases:
-            clauses.append(_phrase(schema, phrase, PHRASE_SLOP, PHRASE_WEIGHT))
-            clauses.append(_phrase(schema, phrase, 0, EXACT_PHRASE_WEIGHT))
-        clauses += [_phrase(schema, clause, 0, CLAUSE_WEIGHT) for clause in query.clauses]
+        clauses += [_phrase(schema, phrase, PHRASE_SLOP, PHRASE_WEIGHT) for phrase in query.phrases]
         return _any(clauses)
 
     def _word_clauses(self, word: str, weight: float) -> list[tantivy.Query]:
@@ -295,8 +289,8 @@ class Snapshot:
         side = self._pages
         return _idf(side.documents, side.frequency(term)) / _idf(side.documents, found)
 
-    def _section_query(self, query: Query) -> tantivy.Query | None:
-        side, schema = self._sections, self._sections.schema
+    def _section_query(self, side: _Side, query: Query) -> tantivy.Query | None:
+        schema = side.schema
         words = {
             word: [_term(schema, "text", word, query.weight(word))]
             for word in query.words
@@ -312,61 +306,42 @@ class Snapshot:
                 found.append(_term(schema, "names", name, NAMES_WEIGHT))
         return _any(_concepts(words, names))
 
-    def ranked(self, query: Query, count: int, among: list[int] | None = None) -> Candidates:
-        """The pages scoring best for `query` (of the pages `among`): each its page's score
-        plus `SECTION_WEIGHT` of its best section's, exactly, best first; at least the best
-        `count` of them when there are so many, and every page scoring more than any page
-        left out.
+    def ranked(self, query: Query, count: int, among: list[int] | None = None) -> list[Ranked]:
+        """The pages scoring best for `query` (of the pages `among`), best first, at least
+        the best `count` of them when there are so many.
 
-        Fagin's threshold algorithm over the two rankings: the best pages by their own score
-        and the pages of the best sections are read, and a page found one way and not the
-        other is asked for the score it lacks (a search filtered to those pages). A page
-        found neither way scores at most the last page's score read plus the last
-        section's: when the `count`th page found scores more, the answer holds; else both
-        are read twice as deep.
+        Without sections, by the pages' own scores. With them, the `RERANKED` best pages
+        by their own scores (or `count` times four, if more), each plus `SECTION_WEIGHT` of
+        its best section's score (a search of their sections): a long page whose one section
+        answers comes up. Reading the best sections of the whole index too, and the pages
+        they named, changed no answer on the tuned trees, and the search of those pages'
+        own scores cost what the first did (Tantivy makes a query's weights anew).
         """
         page_query = self._page_query(query)
         if page_query is None:
-            return Candidates([], 0.0)
-        section_query = self._section_query(query)
-        most = len(among) if among is not None else self._pages.searcher.num_docs
-        depth = max(1, count)
-        while True:
-            by_page = self._pages.found(page_query, depth, among)
-            pages = {found.slot: found.score for found in by_page}
-            best: dict[int, Ranked] = {}
-            by_section: list[Ranked] = []
-            if section_query is not None:
-                by_section = self._sections.found(section_query, SECTIONS_PER_PAGE * depth, among)
-                for found in by_section:
-                    best.setdefault(found.slot, found)
-                lacking = [slot for slot in pages if slot not in best]
-                if lacking:
-                    for found in self._sections.found(section_query, _EVERY_SECTION, lacking):
-                        best.setdefault(found.slot, found)
-            unscored = [slot for slot in best if slot not in pages]
-            if unscored:
-                for found in self._pages.found(page_query, len(unscored), unscored):
-                    pages[found.slot] = found.score
-            ranked = [
-                Ranked(
-                    slot,
-                    score + SECTION_WEIGHT * (best[slot].score if slot in best else 0.0),
-                    best[slot].section if slot in best else -1,
-                )
-                for slot, score in pages.items()
-            ]
-            ranked.sort(key=lambda found: -found.score)
-            # A page that holds a section's words holds them in its text: when every page
-            # matching was read, none is left out.
-            if len(by_page) < depth or depth >= most:
-                return Candidates(ranked, 0.0)
-            bound = by_page[-1].score
-            if len(by_section) == SECTIONS_PER_PAGE * depth:
-                bound += SECTION_WEIGHT * by_section[-1].score
-            if len(ranked) >= count and ranked[count - 1].score > bound:
-                return Candidates(ranked, bound)
-            depth = min(most, depth * 2)
+            return []
+        sections = self._sections
+        if sections is None:
+            return self._pages.found(page_query, count, among)
+        by_page = self._pages.found(page_query, max(RERANKED, 4 * count), among)
+        section_query = self._section_query(sections, query)
+        best: dict[int, Ranked] = {}
+        if section_query is not None and by_page:
+            slots = [found.slot for found in by_page]
+            for found in sections.found(section_query, _EVERY_SECTION, slots):
+                best.setdefault(found.slot, found)
+        ranked = [
+            Ranked(
+                found.slot,
+                found.score + SECTION_WEIGHT * best[found.slot].score,
+                best[found.slot].section,
+            )
+            if found.slot in best
+            else found
+            for found in by_page
+        ]
+        ranked.sort(key=lambda found: -found.score)
+        return ranked
 
     def best_pages(self, query: Query, limit: int, among: list[int] | None = None) -> list[Ranked]:
         """The best `limit` pages, best first, with their scores, and every other page
@@ -383,7 +358,7 @@ class Snapshot:
         # One page more than asked for tells whether a page ties with the last at the cut.
         count = limit + 1
         while True:
-            ranked = self.ranked(query, count, among).pages
+            ranked = self.ranked(query, count, among)
             if len(ranked) <= limit:
                 return ranked
             cut = ranked[limit - 1].score
@@ -465,29 +440,32 @@ class Ties:
     """The best pages of given sets of pages for one query, for one search.
 
     What `Snapshot.best_pages(query, limit, among=pages)` answers, most often without the
-    searches filtered to `pages` it asks: those cost Tantivy several times what the same
+    search filtered to `pages` it asks: that one costs Tantivy several times what the same
     query over every page does, and the pages of a tie (equal contract scores) are most
     often among the query's best anyway. The whole index's best pages are read once per
-    search; every page scoring more than their bound is among them, so when `limit` pages
-    of a set do, or every page matching was read, that is the answer.
+    search; every page of a set scoring more than the last page read is among them, so
+    when `limit` of the set do, or the index had no more pages to give, that is the answer.
+    Exact for an index without sections, whose pages score their own scores alone.
     """
 
     def __init__(self, snapshot: Snapshot, query: Query) -> None:
         self._snapshot = snapshot
         self._query = query
-        self._read = Candidates([], 0.0)
-        self._count = 0
+        self._ranked: list[Ranked] = []
+        self._read = 0
 
     def best(self, limit: int, among: list[int]) -> list[Ranked]:
         """The best `limit` pages of `among` by score, best first, and every other page of
         `among` scoring what the last of them does (and maybe more pages of `among`)."""
-        wanted = min(self._snapshot.pages, max(PAGE_HITS, _TIES_READ * limit))
-        if self._count < wanted:
-            self._read = self._snapshot.ranked(self._query, wanted)
-            self._count = wanted
+        everything = self._snapshot.pages
+        wanted = min(everything, max(PAGE_HITS, _TIES_READ * limit))
+        if self._read < wanted:
+            self._ranked = self._snapshot.ranked(self._query, wanted)
+            self._read = wanted
         members = set(among)
-        inside = [found for found in self._read.pages if found.slot in members]
-        bound = self._read.bound
-        if not bound or (len(inside) >= limit and inside[limit - 1].score > bound):
+        inside = [found for found in self._ranked if found.slot in members]
+        exhausted = len(self._ranked) < self._read or self._read >= everything
+        last = self._ranked[-1].score if self._ranked else 0.0
+        if exhausted or (len(inside) >= limit and inside[limit - 1].score > last):
             return inside
         return self._snapshot.best_pages(self._query, limit, among)

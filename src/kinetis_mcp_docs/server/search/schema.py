@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import tantivy
 
-from .names import code_spans, terms, words_of, written
+from .names import code_spans, span_terms, terms, words_of, written
 from .page_text import without_link_targets
 
 # How many times more a field's words count in a page's text than the body's: the title
@@ -107,21 +107,29 @@ class PageText:
     sections: tuple[tuple[str, str], ...]
 
 
-def documents(slot: int, page: PageText) -> tuple[tantivy.Document, list[tantivy.Document]]:
-    """The page's document, and its sections' (each knowing its place in the page)."""
+def documents(
+    slot: int, page: PageText, *, sections: bool = True
+) -> tuple[tantivy.Document, list[tantivy.Document]]:
+    """The page's document, and (with `sections`) its sections' (each knowing its place in
+    the page)."""
     headings = "\n".join(heading for heading, _ in page.sections if heading)
-    contents = [without_link_targets(text) for _, text in page.sections]
-    named = [
-        terms(f"{heading}\n{code_spans(content)}")
-        for (heading, _), content in zip(page.sections, contents, strict=True)
-    ]
+    if sections:
+        contents = [without_link_targets(text) for _, text in page.sections]
+        named = [
+            f"{terms(heading)} {span_terms(code_spans(content))}"
+            for (heading, _), content in zip(page.sections, contents, strict=True)
+        ]
+        body, body_names = "".join(contents), " ".join(named)
+    else:  # read whole, once
+        body = without_link_targets("".join(text for _, text in page.sections))
+        body_names = f"{terms(headings)} {span_terms(code_spans(body))}"
     title_names = terms(page.title)
     weighted = (
         _repeated(page.title, REPEAT["title"])
         + _repeated(page.description, REPEAT["description"])
         + _repeated(headings, REPEAT["headings"])
         + _repeated(page.url.replace("/", " "), REPEAT["url"])
-        + "".join(contents)
+        + body
     )
     whole = tantivy.Document(
         page=slot,
@@ -129,12 +137,14 @@ def documents(slot: int, page: PageText) -> tuple[tantivy.Document, list[tantivy
         text=weighted,
         title=page.title,
         headings=headings,
-        names=" ".join((title_names, *named)),
+        names=f"{title_names} {body_names}",
         title_names=title_names,
         parts=" ".join(words_of(name) for name in written(f"{page.title}\n{headings}")),
     )
+    if not sections:
+        return whole, []
     title = _repeated(page.title, SECTION_REPEAT["title"])
-    sections = [
+    return whole, [
         tantivy.Document(
             page=slot,
             section=place,
@@ -145,7 +155,6 @@ def documents(slot: int, page: PageText) -> tuple[tantivy.Document, list[tantivy
             zip(page.sections, contents, named, strict=True)
         )
     ]
-    return whole, sections
 
 
 def _repeated(text: str, times: int) -> str:
