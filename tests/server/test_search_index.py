@@ -8,7 +8,7 @@ import string
 import pytest
 
 from kinetis_mcp_docs.server import search_index
-from kinetis_mcp_docs.server.search import contract
+from kinetis_mcp_docs.server.search import vocabulary
 from kinetis_mcp_docs.server.search.page_text import around, around_known, clip
 from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
 
@@ -170,7 +170,13 @@ def test_a_snapshot_changed_without_new_words_still_finds_what_it_holds() -> Non
     assert _scores(index, "beta") == [("/a", 1)]
 
 
-def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:
+@pytest.mark.parametrize(("block_bytes", "verified_bytes"), [(8192, 0), (16, 0), (16, 10**9)])
+def test_the_word_index_finds_exactly_what_a_plain_scan_finds(
+    monkeypatch: pytest.MonkeyPatch, block_bytes: int, verified_bytes: int
+) -> None:
+    monkeypatch.setattr(vocabulary, "BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(vocabulary, "DENSE_PAGES", 3)
+    monkeypatch.setattr(vocabulary, "VERIFIED_BYTES", verified_bytes)
     rng = random.Random(8)
     alphabet = string.ascii_lowercase[:6] + "é-_. "
     pages = {
@@ -187,12 +193,16 @@ def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:
         assert found == scanned, token
 
 
+@pytest.mark.parametrize("verified_bytes", [0, 10**9])
 def test_pages_added_replaced_and_removed_over_many_blocks_are_found_exactly(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, verified_bytes: int
 ) -> None:
-    # Blocks of three slots: every change crosses blocks, removals free slots in any block,
-    # and the slots they free are taken again by later pages.
-    monkeypatch.setattr(contract, "BLOCK_PAGES", 3)
+    # Blocks of the vocabulary of a few chunks each, chunks dense from two pages on, and the
+    # pages left to check either never read (0) or read whenever there are few enough:
+    # removals free slots, the slots they free are taken again by later pages.
+    monkeypatch.setattr(vocabulary, "BLOCK_BYTES", 16)
+    monkeypatch.setattr(vocabulary, "DENSE_PAGES", 2)
+    monkeypatch.setattr(vocabulary, "VERIFIED_BYTES", verified_bytes)
     rng = random.Random(5)
     alphabet = string.ascii_lowercase[:5] + "é-. "
     pages: dict[str, str] = {}

@@ -245,7 +245,8 @@ class SearchIndex:
         self._slot_of: dict[str, int] = {}
         self._free: list[int] = []  # slots of removed pages, for reuse
         self._next_slot = 0
-        self._relevance_index = RelevanceIndex()
+        # Owndocs orders its ties by the pages' own relevance scores, with no sections.
+        self._relevance_index = RelevanceIndex(sections=ranking == RELEVANCE)
         self._relevance: Snapshot | None = None
         self._contract: ContractScores | None = ContractScores() if ranking == OWNDOCS else None
         self._url_rank: dict[int, int] = {}
@@ -349,6 +350,15 @@ class SearchIndex:
             hits.append(Hit(page.title, page.url, passage.snippet, found.score, passage.line))
         return hits
 
+    def _body_holds(self, slot: int, token: str) -> bool:
+        """Whether the lowercased body of the page at `slot` holds `token`, read from its
+        text: in its UTF-8 with ASCII lowercased for an ASCII token, as a snippet reads it
+        (see `_ascii_snippet`)."""
+        page = self._pages[slot]
+        if page.ascii_folds and token.isascii():
+            return token.encode() in page.utf8()[page.body_bytes[0] :].lower()
+        return token in page.folded_body()
+
     def _owndocs_hits(self, query: str, terms: Query, limit: int) -> list[Hit]:
         assert self._contract is not None  # noqa: S101
         assert self._relevance is not None  # noqa: S101
@@ -358,7 +368,7 @@ class SearchIndex:
         chosen: list[int] = []
         scores: dict[int, int] = {}
         ties = self._relevance.ties(terms)
-        for level, group in self._contract.ranked(query, limit):
+        for level, group in self._contract.ranked(query, limit, self._body_holds):
             scores.update(dict.fromkeys(group, level))
             if len(group) == 1:
                 chosen.extend(group)
