@@ -266,7 +266,12 @@ class SearchIndex:
         index._next_slot = self._next_slot
         index._relevance_index = self._relevance_index
         index._contract = None if self._contract is None else self._contract.copy()
-        index._relevance = self._relevance_index.changed(index._applied(updates))
+        try:
+            index._relevance = self._relevance_index.changed(index._applied(updates))
+        except BaseException:
+            if index._contract is not None:
+                index._contract.abandon()
+            raise
         if index._contract is not None:
             index._contract.settle()
         ordered = sorted(index._pages, key=lambda slot: index._pages[slot].url)
@@ -350,15 +355,6 @@ class SearchIndex:
             hits.append(Hit(page.title, page.url, passage.snippet, found.score, passage.line))
         return hits
 
-    def _body_holds(self, slot: int, token: str) -> bool:
-        """Whether the lowercased body of the page at `slot` holds `token`, read from its
-        text: in its UTF-8 with ASCII lowercased for an ASCII token, as a snippet reads it
-        (see `_ascii_snippet`)."""
-        page = self._pages[slot]
-        if page.ascii_folds and token.isascii():
-            return token.encode() in page.utf8()[page.body_bytes[0] :].lower()
-        return token in page.folded_body()
-
     def _owndocs_hits(self, query: str, terms: Query, limit: int) -> list[Hit]:
         assert self._contract is not None  # noqa: S101
         assert self._relevance is not None  # noqa: S101
@@ -368,7 +364,7 @@ class SearchIndex:
         chosen: list[int] = []
         scores: dict[int, int] = {}
         ties = self._relevance.ties(terms)
-        for level, group in self._contract.ranked(query, limit, self._body_holds):
+        for level, group in self._contract.ranked(query, limit):
             scores.update(dict.fromkeys(group, level))
             if len(group) == 1:
                 chosen.extend(group)

@@ -4,10 +4,9 @@ The query is lowercased and split on whitespace; for each token a page gains 4 w
 title contains it and 1 more when its title, body or URL contains it ("contains": substring
 containment of the lowercased token in the lowercased text).
 
-Bodies are never scanned: `vocabulary` keeps every distinct chunk of the site once, with
-the pages holding it, and finds a token's chunks there. A page holds every character of a
-token it holds, and each character's pages are kept too: they bound which pages a token
-can be on (and answer a token of one character outright).
+Bodies are never scanned: `bodies` keeps each page's distinct chunks, indexed by their runs
+of characters. A page holds every character of a token it holds, and each character's pages
+are kept too: they answer a token of one character outright.
 
 Titles and URLs are short, but a token is looked for in every one of them: each of their
 characters and pairs of characters is kept with the bitmask of the pages holding it, so a
@@ -19,18 +18,17 @@ page's score): adding a token's weight to the pages of a bitmask is a few operat
 whole bitmasks, and the pages of the best score left are found plane by plane, from the
 top. So nothing of a search loops over the pages one by one.
 
-A snapshot is never changed: `copy` makes the next one, which lays out the vocabulary again
-once its changes are in (`settle`).
+A snapshot is never changed: `copy` makes the next one, which commits its changes to the
+bodies' index once they are in (`settle`).
 """
 
 from __future__ import annotations
 
-from array import array
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from itertools import repeat
 
-from .vocabulary import Layout, mask_of
+from .bodies import Bodies, BodyIndex, mask_of
 
 TITLE_WEIGHT = 4
 MATCH_WEIGHT = 1
@@ -93,24 +91,17 @@ class ContractScores:
         self._title_pieces = _Masks()
         self._url_pieces = _Masks()
         self._characters = _Masks()
-        self._sizes: dict[int, int] = {}  # slot -> its body's length
         self._every = 0
-        self._layout: Layout | None = None
-        # Since the last `settle`: the chunks of each page added, each followed by "\n", in
-        # one buffer (where each page's are, by slot), and the pages removed.
-        self._added = bytearray()
-        self._added_at: dict[int, tuple[int, int]] = {}
-        self._removed: set[int] = set()
+        self._bodies = Bodies(BodyIndex())
 
     def copy(self) -> ContractScores:
-        scores = ContractScores()
+        scores = ContractScores.__new__(ContractScores)
         scores._labels = dict(self._labels)
         scores._title_pieces = _Masks(self._title_pieces.masks)
         scores._url_pieces = _Masks(self._url_pieces.masks)
         scores._characters = _Masks(self._characters.masks)
-        scores._sizes = dict(self._sizes)
         scores._every = self._every
-        scores._layout = self._layout
+        scores._bodies = self._bodies.copy()
         return scores
 
     def add(self, slot: int, folded_title: str, folded_url: str, folded_body: str) -> None:
@@ -119,12 +110,8 @@ class ContractScores:
         self._title_pieces.add(_pieces(folded_title), slot)
         self._url_pieces.add(_pieces(folded_url), slot)
         self._every |= 1 << slot
-        self._sizes[slot] = len(folded_body)
-        chunks = chunks_of(folded_body)
         self._characters.add(characters_of(folded_body), slot)
-        start = len(self._added)
-        self._added += "".join(chunk + "\n" for chunk in chunks).encode("utf-8", "surrogatepass")
-        self._added_at[slot] = (start, len(self._added))
+        self._bodies.add(slot, chunks_of(folded_body))
 
     def remove(self, slot: int, folded_body: str) -> None:
         """Remove the page at `slot`, whose body was `folded_body` (only on a copy)."""
@@ -132,42 +119,22 @@ class ContractScores:
         self._title_pieces.remove(_pieces(title), slot)
         self._url_pieces.remove(_pieces(url), slot)
         self._every &= ~(1 << slot)
-        del self._sizes[slot]
         self._characters.remove(characters_of(folded_body), slot)
-        if self._added_at.pop(slot, None) is None:
-            self._removed.add(slot)
+        self._bodies.remove(slot)
 
     def settle(self) -> None:
-        """Lay out the vocabulary after the last `add` or `remove`, before any search.
-
-        The chunks' pages are gathered here rather than as pages come, so that what is
-        made to gather them is all freed at once, and takes no room between what stays.
-        """
+        """Commit the changes since the copy, before any search."""
         for masks in (self._title_pieces, self._url_pieces, self._characters):
             masks.settle()
-        if not self._added_at and not self._removed:
-            return
-        holding: defaultdict[bytes, array[int]] = defaultdict(_slots_array)
-        if self._layout is not None:
-            holding.update(self._layout.holding(self._removed))
-        added, listed = self._added, holding.__getitem__
-        for slot, (start, end) in self._added_at.items():
-            chunks = bytes(added[start:end]).split(b"\n")[:-1]
-            # Each chunk's array of slots takes the page's, with no interpreter step a chunk.
-            deque(map(array.append, map(listed, chunks), repeat(slot)), maxlen=0)
-        self._layout = Layout.laid_out(holding)
-        self._added = bytearray()
-        self._added_at.clear()
-        self._removed.clear()
+        self._bodies.settle()
 
-    def ranked(
-        self, query: str, limit: int, holds: Callable[[int, str], bool]
-    ) -> list[tuple[int, list[int]]]:
+    def abandon(self) -> None:
+        """Drop the changes since the copy (which is then never searched)."""
+        self._bodies.abandon()
+
+    def ranked(self, query: str, limit: int) -> list[tuple[int, list[int]]]:
         """The pages scoring above zero for `query`, as groups of equal score, best first,
-        until the groups hold `limit` pages (or there are no more). `holds(slot, token)`
-        tells whether the page at `slot`'s lowercased body holds `token`, read from its
-        text: the vocabulary asks it of a few pages rather than search on (see
-        `vocabulary`)."""
+        until the groups hold `limit` pages (or there are no more)."""
         tokens = query.lower().split()
         counter = _Counter()
         scored = 0
@@ -175,7 +142,7 @@ class ContractScores:
             weight = tokens.count(token)
             in_title = self._in_labels(token, 0, self._title_pieces.masks)
             in_url = self._in_labels(token, 1, self._url_pieces.masks) & ~in_title
-            found = (in_url | self._in_bodies(token, ~in_title, holds)) & ~in_title
+            found = (in_url | self._in_bodies(token)) & ~in_title
             counter.add(in_title, (TITLE_WEIGHT + MATCH_WEIGHT) * weight)
             counter.add(found, MATCH_WEIGHT * weight)
             scored |= in_title | found
@@ -189,12 +156,10 @@ class ContractScores:
                 break
         return groups
 
-    def scores(self, query: str, holds: Callable[[int, str], bool]) -> dict[int, int]:
+    def scores(self, query: str) -> dict[int, int]:
         """Every page's score for `query`, the pages scoring zero left out."""
         return {
-            slot: score
-            for score, slots in self.ranked(query, len(self._labels), holds)
-            for slot in slots
+            slot: score for score, slots in self.ranked(query, len(self._labels)) for slot in slots
         }
 
     def _in_labels(self, token: str, which: int, pieces: dict[str, int]) -> int:
@@ -213,25 +178,11 @@ class ContractScores:
                 found |= 1 << slot
         return found
 
-    def _in_bodies(self, token: str, wanted: int, holds: Callable[[int, str], bool]) -> int:
-        """A bitmask of the pages whose body contains `token`, exact among those in
-        `wanted` (others may or may not be in it)."""
-        characters = self._characters.masks
+    def _in_bodies(self, token: str) -> int:
+        """A bitmask of the pages whose body contains `token`."""
         if len(token) == 1:
-            return characters.get(token, 0)
-        # Only a page holding every character of the token can hold it.
-        possible = self._every & wanted
-        for character in set(token):
-            possible &= characters.get(character, 0)
-            if not possible:
-                return 0
-        if self._layout is None:
-            return 0
-        return self._layout.pages(token, possible, holds, self._sizes.__getitem__)
-
-
-def _slots_array() -> array[int]:
-    return array("I")
+            return self._characters.masks.get(token, 0)
+        return self._bodies.pages(token)
 
 
 def _pieces(label: str) -> set[str]:
