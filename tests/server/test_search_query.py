@@ -41,7 +41,8 @@ def test_a_name_is_also_read_as_the_words_it_is_made_of() -> None:
 
 
 def test_a_page_names_things_in_its_code_spans() -> None:
-    assert code_spans("Call `useFetch()` or ```ts\nfenced()\n``` and `a b`.") == "useFetch()\na b"
+    page = "Call `useFetch()` or:\n\n```ts\nfenced()\n```\n\nand `a b`.\n"
+    assert code_spans(page) == "useFetch()\na b"
 
 
 def test_a_links_target_and_a_headings_anchor_are_not_the_pages_words() -> None:

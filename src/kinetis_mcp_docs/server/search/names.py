@@ -41,8 +41,9 @@ _RUNS = re.compile(r"[^\W_]+")
 _NOT_IN_TERM = re.compile(r"[^\w\s]|_")
 # What separates the tokens of a line of code: blanks, brackets, quotes and operators.
 _CODE_BREAK = re.compile(r"""[\s()\[\]{}<>,;=+*&|!?^~%'"`\\]+""")
-# A span between single backticks on one line: not a fence's (```), whose backticks run on.
-_CODE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+# A span between backticks on one line (a fence's line, ``` and its language, holds none):
+# a literal first, which the regular expression engine finds quickly.
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 # Where a capital starts a word inside a name: after a small letter or digit (useFetch), or
 # ending a run of capitals before a small letter (XMLHttp).
 _CAPITAL_INSIDE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -84,6 +85,13 @@ def code_spans(text: str) -> str:
 
 
 def words_of(name: str) -> str:
-    """The words a name is made of, as text for a stemmer to read: `HeadersInit` is
-    "Headers Init", `use_fetch` "use fetch", `XMLHttpRequest` "XML Http Request"."""
+    """The words a name (or names, blanks between) is made of, as text for a stemmer to
+    read: `HeadersInit` is "Headers Init", `use_fetch` "use fetch", `XMLHttpRequest` "XML
+    Http Request"."""
     return " ".join(_RUNS.findall(_CAPITAL_INSIDE.sub(" ", name)))
+
+
+def terms_and_words(text: str) -> tuple[str, str]:
+    """`terms(text)`, and the words its names are made of (`words_of`), in one reading."""
+    found = " ".join(_NAME.findall(text))
+    return _NOT_IN_TERM.sub("", found).lower(), words_of(found)

@@ -290,21 +290,21 @@ class Snapshot:
         return _idf(side.documents, side.frequency(term)) / _idf(side.documents, found)
 
     def _section_query(self, side: _Side, query: Query) -> tantivy.Query | None:
+        """The query's words, and its names the text writes as one word, in a section's
+        text. A section's names apart (its heading's and code spans') changed no figure
+        of the tuned trees (MRR@10 0.861 with them, 0.860 without)."""
         schema = side.schema
-        words = {
-            word: [_term(schema, "text", word, query.weight(word))]
+        clauses = [
+            _term(schema, "text", word, query.weight(word))
             for word in query.words
             if side.counts(word)[0]
-        }
-        names: dict[str, list[tantivy.Query]] = {}
-        for name in query.names:
-            text, held = side.counts(name)
-            found = names[name] = []
-            if text and name not in words:
-                found.append(_term(schema, "text", name, 1.0))
-            if held:
-                found.append(_term(schema, "names", name, NAMES_WEIGHT))
-        return _any(_concepts(words, names))
+        ]
+        clauses += [
+            _term(schema, "text", name, 1.0)
+            for name in query.names
+            if name not in query.words and side.counts(name)[0]
+        ]
+        return _any(clauses)
 
     def ranked(self, query: Query, count: int, among: list[int] | None = None) -> list[Ranked]:
         """The pages scoring best for `query` (of the pages `among`), best first, at least
