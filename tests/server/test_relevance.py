@@ -453,3 +453,20 @@ def test_a_page_with_a_long_odd_line_costs_what_an_ordinary_long_line_does(odd: 
 
     ordinary = min(cost(_page_with("word " * 20_000)) for _ in range(3))
     assert min(cost(odd) for _ in range(3)) < 20 * max(ordinary, 1e-3)
+
+
+def test_a_snippet_starts_at_the_prose_that_explains_the_words_not_the_code_that_uses_them() -> (
+    None
+):
+    code = "const cache = createCache({ maxAge: 60, staleWhileRevalidate: true })\n" * 4
+    page = (
+        f"# Cache\n\n```js\n{code}```\n\nThe `maxAge` option sets how long an entry stays "
+        "fresh, in seconds; with staleWhileRevalidate an old entry is served while a new one is "
+        "fetched.\n"
+    )
+    words = {
+        "maxage": Word(2.0, word_pattern(["maxage"])),
+        "stalewhilerevalidate": Word(2.0, word_pattern(["stalewhilerevalidate"])),
+    }
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1].startswith("The `maxAge` option")
