@@ -27,7 +27,7 @@ MAX_PHRASES = 8
 PHRASE_WORDS = 3
 # A word standing for a piece of a name the query writes whole, and a question's own word.
 PIECE_WEIGHT = 0.5
-FILLER_WEIGHT = 0.15
+FILLER_WEIGHT = 0.3
 # A phrase all of whose words are on more than this share of the pages, and on more than
 # `COMMON_PAGES`, is not asked for.
 COMMON_SHARE = 0.5

@@ -50,11 +50,10 @@ from .schema import (
 __all__ = ["PageText", "Query", "RelevanceIndex", "Snapshot", "Ties"]
 
 TITLE_WEIGHT = 2.0
-HEADINGS_WEIGHT = 1.0
 NAMES_WEIGHT = 1.0
 TITLE_NAMES_WEIGHT = 2.0
 PARTS_WEIGHT = 1.0
-NAME_TIE = 0.2
+NAME_TIE = 0.0
 PHRASE_WEIGHT = 0.5
 # One word more between them is still the phrase: a message quoted with "the" or "a" added.
 PHRASE_SLOP = 1
@@ -244,14 +243,14 @@ class Snapshot:
         clauses += [
             _term(schema, "parts", word, PARTS_WEIGHT)
             for word in query.parts
-            if self._pages.counts(word)[5]
+            if self._pages.counts(word)[4]
         ]
         clauses += [_phrase(schema, phrase, PHRASE_SLOP, PHRASE_WEIGHT) for phrase in query.phrases]
         return _any(clauses)
 
     def _word_clauses(self, word: str, weight: float) -> list[tantivy.Query]:
-        """A word of the query in a page's text, its title and its headings."""
-        text, title, headings, _, _, _ = self._pages.counts(word)
+        """A word of the query in a page's text and its title."""
+        text, title, _, _, _ = self._pages.counts(word)
         schema = self._pages.schema
         found = []
         if text:
@@ -259,9 +258,6 @@ class Snapshot:
         if title:
             rescaled = TITLE_WEIGHT * self._rescaled(word, title)
             found.append(_term(schema, "title", word, weight * rescaled))
-        if headings and HEADINGS_WEIGHT:
-            rescaled = HEADINGS_WEIGHT * self._rescaled(word, headings)
-            found.append(_term(schema, "headings", word, weight * rescaled))
         return found
 
     def _name_clauses(self, name: str, *, also_a_word: bool) -> list[tantivy.Query]:
@@ -269,7 +265,7 @@ class Snapshot:
         holds it as a word too, in its text and title: a name the text writes as one word
         (`useFetch` is `usefetch` there too) is found whole whichever way the query writes
         it."""
-        text, title, _, held, title_names, _ = self._pages.counts(name)
+        text, title, held, title_names, _ = self._pages.counts(name)
         schema = self._pages.schema
         found = []
         if text and not also_a_word:

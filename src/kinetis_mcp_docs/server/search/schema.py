@@ -43,7 +43,6 @@ _WRITER_HEAP = 50_000_000  # the writer is dropped after each commit
 PAGE_FIELDS = {
     "text": ("words", True),
     "title": ("words", False),
-    "headings": ("words", False),
     "names": ("names", False),
     "title_names": ("names", False),
     "parts": ("words", False),
@@ -128,7 +127,6 @@ def documents(
         section=-1,
         text=weighted,
         title=page.title,
-        headings=headings,
         names=f"{head_names} {body_names}",
         title_names=terms(page.title),
         parts=named_words,
