@@ -2,12 +2,13 @@
 
     python -m benchmarks.search_scale TREE --system relevance|owndocs|bm25s
 
-Run as a child of the bench, one system a fresh interpreter (so that its RSS is its
-index's alone), it prints one JSON document: the tree's text, how long until the first
-search is answered (`ready_s`: reading every page and indexing it included), the growth
-of resident memory from before the build to after it, and for each shape of query the
-latencies (wall time of the call: the tool's, or `bm25s`'s tokenizing and retrieving) and
-how many were refused.
+`scale_rows` (part of `search_cost` in `python -m benchmarks.run`) runs it over the judged
+tree of about 10,000 pages. Run as a child of the bench, one system a fresh interpreter (so
+that its RSS is its index's alone), it prints one JSON document: the tree's text, how long
+until the first search is answered (`ready_s`: reading every page and indexing it
+included), the growth of resident memory from before the build to after it, and for each
+shape of query the latencies (wall time of the call: the tool's, with its default limit,
+or `bm25s`'s tokenizing and retrieving the best 10) and how many were refused.
 
 The shapes are the queries agents send, drawn from the tree's own pages with a fixed seed,
 the same for every system: identifiers (a page's code span), five-word questions ("how do
@@ -19,13 +20,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from benchmarks.report import Row, X
+from benchmarks.stage import PROJECT_ROOT
+from benchmarks.wire import BenchError
 
 SHAPES = ("identifier", "5-word question", "20-word message", "60-word paragraph")
 PER_SHAPE = 40
@@ -142,6 +150,92 @@ def measure(root: Path, system: str) -> dict[str, object]:
         "rss_growth_mib": grown,
         "shapes": shapes,
     }
+
+
+# The tree the figure is measured over: the judged tree of about 10,000 pages.
+TREE = "cpp-docs"
+SYSTEMS = ("relevance", "owndocs")
+# Targets (issue 37): each a multiple of bm25s's figure for the same pages, in the same run.
+MEMORY_TIMES_TEXT = 3.0
+P95_TIMES_BM25S = 4.0
+
+
+def scale_rows() -> list[Row]:
+    """Each ranking beside `bm25s` over the judged tree of about 10,000 pages: each system
+    in a fresh interpreter, `bm25s` measured again before each ranking so that each ratio is
+    of two runs minutes apart; a row naming the export command when the tree is not
+    exported."""
+    from benchmarks.search_eval.evaluate import judged_trees  # noqa: PLC0415
+
+    tree = next(tree for tree in judged_trees() if tree.name == TREE)
+    if not tree.exported:
+        return [
+            Row(
+                f"search_docs over {TREE} (about 10,000 pages): not exported",
+                "not run",
+                "—",
+                "—",
+                "—",
+                None,
+                note=f"export it with: {tree.export_command()}",
+            )
+        ]
+    rows = []
+    for system in SYSTEMS:
+        baseline = _child(tree.root, "bm25s")
+        figures = _child(tree.root, system)
+        rows += _rows(system, figures, baseline)
+    return rows
+
+
+def _child(root: Path, system: str) -> dict[str, Any]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks.search_scale", os.fspath(root), "--system", system],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
+    if completed.returncode:
+        raise BenchError(f"search_scale failed: {completed.stderr[-2000:]}")
+    figures: dict[str, Any] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def _rows(system: str, ours: dict[str, Any], bm25s: dict[str, Any]) -> list[Row]:
+    pages, text = ours["pages"], ours["text_mib"]
+    memory = ours["rss_growth_mib"] / text
+    rows = [
+        Row(
+            f"search_docs ({system}), {pages:,} real pages: ready after / RSS",
+            f"{ours['ready_s']:.1f} s / {memory:.1f}{X} text",
+            f"{bm25s['ready_s']:.1f} s / {bm25s['rss_growth_mib'] / text:.1f}{X} (bm25s)",
+            f"{ours['ready_s'] / bm25s['ready_s']:.2f}{X}",
+            f"≤ bm25s / ≤ {MEMORY_TIMES_TEXT:g}{X}",
+            ours["ready_s"] <= bm25s["ready_s"] and memory <= MEMORY_TIMES_TEXT,
+            data={"ours": ours, "bm25s": bm25s},
+            note=(
+                f"{TREE}, {text:.1f} MiB of text; ready: reading every page, indexing it and "
+                "answering the first search; RSS growth in a fresh interpreter"
+            ),
+        )
+    ]
+    for shape in SHAPES:
+        mine, theirs = ours["shapes"][shape], bm25s["shapes"][shape]
+        ratio = mine["p95_s"] / max(theirs["p95_s"], 1e-6)
+        rows.append(
+            Row(
+                f"search_docs ({system}), {pages:,} real pages, {shape}: p50 / p95, refused",
+                f"{mine['p50_s'] * 1000:.1f} / {mine['p95_s'] * 1000:.1f} ms, "
+                f"{mine['refused']} of {mine['queries']}",
+                f"{theirs['p50_s'] * 1000:.1f} / {theirs['p95_s'] * 1000:.1f} ms (bm25s)",
+                f"{ratio:.1f}{X} p95",
+                f"none refused, p95 ≤ {P95_TIMES_BM25S:g}{X} bm25s",
+                mine["refused"] == 0 and ratio <= P95_TIMES_BM25S,
+            )
+        )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
