@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,8 @@ from .page_text import SNIPPET_LENGTH, clip
 
 # A line of code (inside a fence) shows a use of the words, prose explains them.
 CODE_WEIGHT = 0.5
+# How far a sum's rounding may take it past its bound, relatively.
+_ROUNDING = 1e-9
 _FENCE = re.compile(rb"\n[ \t]*(?:```|~~~)")
 FOLLOWING_LINES = 2
 FOLLOWING_WEIGHT = 0.5
@@ -147,7 +150,7 @@ def read_page(
             starts[line] = lowered.rfind(b"\n", 0, position) + 1
         held.add(name)
     fences = [found.start() for found in _FENCE.finditer(lowered, max(0, begin - 1))]
-    held_by = {name: sum(name in held for held in present.values()) for name in words}
+    held_by = Counter(name for held in present.values() for name in held)
     counted = max(1, shape.line_count - first)
     weight = {
         name: word.weight
@@ -156,23 +159,16 @@ def read_page(
         for name, word in words.items()
         if held_by[name]
     }
-    best, best_score = -1, 0.0
-    for number in sorted(present):
-        raw = _line_at(data, starts[number])
-        if not _can_start(raw.decode("utf-8", "replace")):
-            continue
-        held = present[number]
-        score = _line_score(raw.lower(), held, words, weight)
-        if _section_of(shape.lines, number) == best_section:
-            score *= BEST_SECTION_WEIGHT
-        following: set[str] = set()
-        for later in range(number + 1, number + 1 + FOLLOWING_LINES):
-            following |= present.get(later, set())
-        score += FOLLOWING_WEIGHT * math.fsum(weight[name] for name in following - held)
-        if bisect_right(fences, starts[number] - 1) % 2:  # inside a fence
-            score *= CODE_WEIGHT
-        if score > best_score:
-            best, best_score = number, score
+    best = _best_line(
+        data,
+        shape,
+        present,
+        starts=starts,
+        fences=fences,
+        weight=weight,
+        words=words,
+        best_section=best_section,
+    )
     if best < 0:
         return Passage(first + 1, _shown(data, begin, length))
     shown_from = starts[best]
@@ -186,6 +182,58 @@ def read_page(
         if between <= HEADING_REACH:
             best, shown_from = heading, heading_from
     return Passage(best + 1, _shown(data, shown_from, length))
+
+
+def _best_line(
+    data: bytes,
+    shape: PageShape,
+    present: dict[int, set[str]],
+    *,
+    starts: dict[int, int],
+    fences: list[int],
+    weight: dict[str, float],
+    words: dict[str, Word],
+    best_section: int,
+) -> int:
+    """The line (from 0) scoring best of those holding a word, the earliest of equals; -1
+    when none scores above 0.
+
+    A line's score is at most its words' weights, all defined on a heading, in the best
+    section, plus all of the next lines': the lines are scored most promising first, until
+    no line left can beat (or tie, being earlier) the best so far. Scoring every line that
+    holds a word was most of a long query's snippet.
+    """
+    base = {number: math.fsum(weight[name] for name in held) for number, held in present.items()}
+    most = HEADING_WEIGHT * max(BEST_SECTION_WEIGHT, 1.0)
+    bound = {
+        number: (
+            most * score
+            + FOLLOWING_WEIGHT
+            * sum(base.get(later, 0.0) for later in range(number + 1, number + 1 + FOLLOWING_LINES))
+        )
+        * (1 + _ROUNDING)
+        for number, score in base.items()
+    }
+    best, best_score = -1, 0.0
+    for number in sorted(present, key=lambda number: (-bound[number], number)):
+        if bound[number] < best_score or (bound[number] == best_score and number > best >= 0):
+            break
+        raw = _line_at(data, starts[number])
+        if not _can_start(raw.decode("utf-8", "replace")):
+            continue
+        held = present[number]
+        score = _line_score(raw.lower(), held, words, weight)
+        if _section_of(shape.lines, number) == best_section:
+            score *= BEST_SECTION_WEIGHT
+        following: set[str] = set()
+        for later in range(number + 1, number + 1 + FOLLOWING_LINES):
+            following |= present.get(later, set())
+        score += FOLLOWING_WEIGHT * math.fsum(weight[name] for name in following - held)
+        if bisect_right(fences, starts[number] - 1) % 2:  # inside a fence
+            score *= CODE_WEIGHT
+        if score > best_score or (score == best_score and 0 <= number < best):
+            best, best_score = number, score
+    return best
 
 
 def _line_score(

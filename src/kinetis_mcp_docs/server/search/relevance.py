@@ -63,9 +63,8 @@ MAX_PASSAGE_WORDS = 12
 PAGE_HITS = 40
 # How many of the best pages by their own scores are ranked again with their best section.
 RERANKED = 40
-# As many sections as any page's: a search filtered to some pages reads every section of
-# them that matches, for their best.
-_EVERY_SECTION = 1_000_000
+# How many sections are read a page, for the pages' best sections (see `ranked`).
+_SECTIONS_READ = 4
 # Terms whose document counts a searcher remembers (a term's are a few integers).
 _REMEMBERED_TERMS = 65_536
 # How many of the whole index's best pages a `Ties` reads, per page asked for (PAGE_HITS
@@ -323,9 +322,17 @@ class Snapshot:
         section_query = self._section_query(sections, query)
         best: dict[int, Ranked] = {}
         if section_query is not None and by_page:
-            slots = [found.slot for found in by_page]
-            for found in sections.found(section_query, _EVERY_SECTION, slots):
-                best.setdefault(found.slot, found)
+            lacking = [found.slot for found in by_page]
+            while lacking:
+                # A page's best section is most often among the best few sections of the
+                # pages asked for; a page whose best is not is asked for again, alone.
+                count = _SECTIONS_READ * len(lacking)
+                found_sections = sections.found(section_query, count, lacking)
+                for found in found_sections:
+                    best.setdefault(found.slot, found)
+                if len(found_sections) < count:  # every section of theirs that matches
+                    break
+                lacking = [slot for slot in lacking if slot not in best]
         ranked = [
             Ranked(
                 found.slot,
