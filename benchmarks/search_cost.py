@@ -1,12 +1,13 @@
 """What a `search_docs` query costs, and a search for the costliest one the tool admits.
 
-`worst_query` does not trust a list of shapes: it draws queries at random from a grammar of
-token shapes (punctuation pairs, letters around a mark, the commonest words, with a mark
-ending a clause or not, common and rare words, pieces of words, a word glued to another,
-long runs of one letter, and one long token filling the 1,000 characters), each query from
-a random mix of one to three shapes, keeps the costliest, and mutates it (swapping one
-token for another drawn shape) while that makes it costlier: a hill climb on CPU time. What
-it finds is the figure; the query is kept in the results.
+`worst_query` does not trust a list of shapes: it draws queries at random (one in three past
+the bound of 32 words, which the tool answers on their most informative leading words)
+from a grammar of token shapes (punctuation pairs, letters around a mark, the commonest
+words, with a mark ending a clause or not, common and rare words, pieces of words, a word
+glued to another, long runs of one letter, and one long token filling the 1,000
+characters), each query from a random mix of one to three shapes, keeps the costliest,
+and mutates it (swapping one token for another drawn shape) while that makes it costlier:
+a hill climb on CPU time. What it finds is the figure; the query is kept in the results.
 
     python -m benchmarks.search_cost TREE [--ranking relevance] [--pages N]
 
@@ -28,6 +29,8 @@ from pathlib import Path
 MARKS = ".,;:-!?()[]{}'\"`/\\_=+*&^%$#@~<>|"
 MAX_CHARACTERS = 1000
 MAX_TOKENS = 32
+# A query past the bound: the leading words the tool reads from it, and more.
+LONG_TOKENS = 300
 
 
 def _shapes(words: list[str], rng: random.Random) -> list[Callable[[], str]]:
@@ -50,7 +53,11 @@ def _shapes(words: list[str], rng: random.Random) -> list[Callable[[], str]]:
 
 
 def _admissible(tokens: list[str], filler: str) -> str:
+    """The query of `tokens`: within the bound, filled up to its characters with `filler`;
+    past it (more tokens), as it is."""
     query = " ".join(tokens)
+    if len(tokens) > MAX_TOKENS:
+        return query
     room = MAX_CHARACTERS - len(query) - 1
     if room > 0 and filler:
         query += " " + (filler * (room // len(filler) + 1))[:room]
@@ -60,21 +67,23 @@ def _admissible(tokens: list[str], filler: str) -> str:
 def worst_query(
     cost: Callable[[str], float], words: list[str], *, seed: int = 13, draws: int = 40
 ) -> tuple[str, float]:
-    """The costliest admissible query found, and its cost."""
+    """The costliest query found, and its cost."""
     rng = random.Random(seed)
     shapes = _shapes(words, rng)
 
     def draw() -> list[str]:
         # Each draw mixes a few shapes, so that queries made mostly of one shape (a sentence
         # of the commonest words) are drawn too; a mix that runs out of new tokens is
-        # topped up from every shape.
+        # topped up from every shape. One draw in three goes past the bound, which the
+        # tool answers on the query's most informative leading words.
         mix = rng.sample(shapes, rng.randint(1, 3))
+        size = LONG_TOKENS if rng.random() < 1 / 3 else MAX_TOKENS - 1
         tokens: list[str] = []
         seen: set[str] = set()
         tries = 0
-        while len(tokens) < MAX_TOKENS - 1:
+        while len(tokens) < size:
             tries += 1
-            token = rng.choice(mix if tries < 20 * MAX_TOKENS else shapes)()
+            token = rng.choice(mix if tries < 20 * size else shapes)()
             if token.lower() not in seen:
                 seen.add(token.lower())
                 tokens.append(token)

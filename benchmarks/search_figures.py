@@ -1,5 +1,6 @@
-"""The search figures: quality on a real tree (`search_quality`), cost on synthetic trees
-(`search_cost`) and throughput over HTTP (`search_http`), for both rankings."""
+"""The search figures: quality on the judged trees (`search_quality`, in its own module),
+cost on synthetic trees (`search_cost`) and throughput over HTTP (`search_http`), for both
+rankings."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from pathlib import Path
 
 from tests.support.http import HttpServer, clean_environ, serve_http_argv
 
-from benchmarks import http_tree
+from benchmarks import http_tree, search_scale
 from benchmarks.http_figures import CONNECTIONS, _request, _tree
 from benchmarks.http_floor import bare_server, paired_ratio, pinned_server, wrk_rate, wrk_script
 from benchmarks.http_load import load
 from benchmarks.report import Row, X, median
-from benchmarks.search_eval import evaluate
+from benchmarks.search_quality import search_quality
 from benchmarks.stage import PROJECT_ROOT
 from benchmarks.wire import BenchError
 
@@ -25,82 +26,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from benchmarks.bench import Bench
 
+__all__ = ["search_cost", "search_http", "search_quality"]
+
 RANKINGS = ("owndocs", "relevance")
-TARGETS = {
-    "relevance": {"mrr@10": 0.90, "hit@1": 0.85, "hit@3": 0.95, "errors hit@1": 0.90},
-    "owndocs": {"mrr@10": 0.57},
-}
-
-
-def search_quality(bench: Bench) -> list[Row]:  # noqa: ARG001 - same signature as every figure
-    """MRR@10, Hit@k, snippet rate and agent bytes on the judged queries, for each ranking
-    and for plain BM25 (`bm25s`, where installed): on the development tree, then on each
-    held-out tree (judged blind, never tuned on: the nearest to what a tree the ranking
-    has never seen gives)."""
-    rows = []
-    for tree in evaluate.judged_trees():
-        rows += _quality_rows(tree)
-    return rows
-
-
-def _quality_rows(tree: evaluate.JudgedTree) -> list[Row]:
-    judged = evaluate.queries(tree.queries)
-    systems: list[tuple[str, dict[str, evaluate.Scores]]] = []
-    for ranking in RANKINGS:
-        system, close = evaluate.route_system(ranking, tree.root)
-        try:
-            systems.append((ranking, evaluate.evaluate(system, judged, tree.root)))
-        finally:
-            close()
-    baseline = evaluate.bm25s_system(tree.root)
-    if baseline is not None:
-        systems.append(("bm25s", evaluate.evaluate(baseline, judged, tree.root)))
-    where = f" (held out: {tree.name})" if tree.held_out else ""
-    over = (
-        f"judged blind over the held-out {tree.name} tree"
-        if tree.held_out
-        else "judged queries over nuxt/nuxt's docs/"
-    )
-    rows = []
-    for name, scores in systems:
-        overall = scores["all"].summary()
-        errors = scores["error"].summary()
-        figures = {**overall, "errors hit@1": errors["hit@1"]}
-        targets = TARGETS.get(name, {})
-        met = all(figures[key] >= bound for key, bound in targets.items()) if targets else None
-        rows.append(
-            Row(
-                f"search quality{where}, {name}: MRR@10 / Hit@1 / Hit@3 / Hit@5 / errors Hit@1",
-                " / ".join(
-                    f"{figures[key]:.3f}"
-                    for key in ("mrr@10", "hit@1", "hit@3", "hit@5", "errors hit@1")
-                ),
-                "—",
-                "—",
-                ", ".join(f"{key} ≥ {bound}" for key, bound in targets.items()) or "—",
-                met,
-                data={kind: kind_scores.summary() for kind, kind_scores in scores.items()},
-                note=(
-                    f"{overall['queries']:.0f} {over}; snippet shows the answer for "
-                    f"{overall['snippet_rate']:.0%} of answers found; agent bytes (search, "
-                    f"then one read) p50 {overall['agent_bytes_p50']:,.0f}, p95 "
-                    f"{overall['agent_bytes_p95']:,.0f}"
-                ),
-            )
-        )
-        if name == "relevance":
-            snippet, p95 = overall["snippet_rate"], overall["agent_bytes_p95"]
-            rows.append(
-                Row(
-                    f"search quality{where}, relevance: snippet rate / agent bytes p95",
-                    f"{snippet:.0%} / {p95 / 1000:.1f} KB",
-                    "—",
-                    "—",
-                    "≥ 70% / ≤ 32 KB",
-                    snippet >= 0.70 and p95 <= 32_000,
-                )
-            )
-    return rows
 
 
 def _child_cost(root: str, ranking: str, draws: int) -> dict[str, object]:
@@ -130,46 +58,38 @@ def _child_cost(root: str, ranking: str, draws: int) -> dict[str, object]:
 
 def search_cost(bench: Bench) -> list[Row]:
     """Build time, RSS, p50 and the worst admissible query found, for each ranking, over
-    1,000 pages of 20 KB and (not with --quick) 10,000."""
+    1,000 pages of 20 KB; then (not with --quick) both rankings over the judged tree of
+    about 10,000 real pages beside `bm25s` (`search_scale`)."""
     quick = bench.settings.repeats < 15
-    trees: list[tuple[tuple[Path, int], float, float, float | None]] = [
-        (_tree(bench), 2.0, 0.002, 0.050)
-    ]
-    if not quick:
-        big = bench.stage.scratch / "search-tree-10k"
-        size = http_tree.write_tree(big, pages=10_000)
-        trees.append(((big, size), 30.0, 0.010, None))
+    root, text_bytes = _tree(bench)
+    pages = sum(1 for _ in root.rglob("*.md"))
+    text_mib = text_bytes / (1024 * 1024)
     rows = []
-    for (root, text_bytes), build_bound, p50_bound, worst_bound in trees:
-        pages = sum(1 for _ in root.rglob("*.md"))
-        text_mib = text_bytes / (1024 * 1024)
-        for ranking in RANKINGS:
-            figures = _child_cost(os.fspath(root), ranking, 20 if quick else 40)
-            build = float(figures["build_s"])  # type: ignore[arg-type]
-            grown = float(figures["rss_growth_mib"])  # type: ignore[arg-type]
-            p50 = float(figures["p50_s"])  # type: ignore[arg-type]
-            worst = float(figures["worst_cpu_s"])  # type: ignore[arg-type]
-            met = build <= build_bound and grown <= 3 * text_mib and p50 <= p50_bound
-            if worst_bound is not None:
-                met = met and worst <= worst_bound
-            rows.append(
-                Row(
-                    f"search_docs ({ranking}), {pages:,} pages: build / RSS / p50 / worst",
-                    f"{build:.1f} s / {grown / text_mib:.1f}{X} text / {p50 * 1000:.1f} ms / "
-                    f"{worst * 1000:.1f} ms",
-                    "—",
-                    "—",
-                    f"≤ {build_bound:g} s / ≤ 3{X} / ≤ {p50_bound * 1000:g} ms"
-                    + (f" / ≤ {worst_bound * 1000:g} ms" if worst_bound else ""),
-                    met,
-                    data=figures,
-                    note=(
-                        f"in-process through the tool; RSS growth in a fresh interpreter over "
-                        f"{text_mib:.1f} MiB of text; worst: CPU time of the costliest query "
-                        "a random search with hill climbing found (see benchmarks/search_cost.py)"
-                    ),
-                )
+    for ranking in RANKINGS:
+        figures = _child_cost(os.fspath(root), ranking, 20 if quick else 40)
+        build = float(figures["build_s"])  # type: ignore[arg-type]
+        grown = float(figures["rss_growth_mib"])  # type: ignore[arg-type]
+        p50 = float(figures["p50_s"])  # type: ignore[arg-type]
+        worst = float(figures["worst_cpu_s"])  # type: ignore[arg-type]
+        rows.append(
+            Row(
+                f"search_docs ({ranking}), {pages:,} pages: build / RSS / p50 / worst",
+                f"{build:.1f} s / {grown / text_mib:.1f}{X} text / {p50 * 1000:.1f} ms / "
+                f"{worst * 1000:.1f} ms",
+                "—",
+                "—",
+                f"≤ 2 s / ≤ 3{X} / ≤ 2 ms / ≤ 50 ms",
+                build <= 2.0 and grown <= 3 * text_mib and p50 <= 0.002 and worst <= 0.050,
+                data=figures,
+                note=(
+                    f"in-process through the tool; RSS growth in a fresh interpreter over "
+                    f"{text_mib:.1f} MiB of text; worst: CPU time of the costliest query "
+                    "a random search with hill climbing found (see benchmarks/search_cost.py)"
+                ),
             )
+        )
+    if not quick:
+        rows += search_scale.scale_rows()
     return rows
 
 

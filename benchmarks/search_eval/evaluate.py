@@ -4,10 +4,14 @@
 
 A system is anything that answers `search(query) -> [(url, snippet, line | None)]` for the
 corpus, best first; `route_system` is `search_docs` itself, called through
-`DocsApplication.site_tools()` as the HTTP route calls it, and `bm25s_system` the plain
-BM25 baseline (PyPI's `bm25s`, installed in the bench session only).
+`DocsApplication.site_tools()` as the HTTP route calls it; `bm25s_system` and `fts5_system`
+are the two plain BM25 baselines: PyPI's `bm25s` (installed in the bench session only) and
+SQLite's FTS5, which ships in Python's `sqlite3`.
 
 - MRR@10: the mean over queries of 1/rank of the first answer page in the top 10 (0 if none).
+  A result is an answer page when its URL names the file a judgment's URL names: a folder's
+  `index.md` is served at the folder's URL and at `…/index` alike. A query the tool refuses
+  answers nothing.
 - Hit@k: the share of queries with an answer page in the top k.
 - Snippet rate: of the queries whose first answer page is in the top 10, the share whose
   result for it has a snippet spanning the answer line (see README.md).
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from collections.abc import Callable
@@ -97,15 +102,17 @@ class JudgedTree:
     root: Path  # its docs/; absent until the tree is exported (see `export_command`)
     queries: Path
     held_out: bool  # never tuned on: its figures are read, never used to choose a change
+    repository: str = ""  # where its pages come from (`export_corpus.CORPORA`)
 
     @property
     def exported(self) -> bool:
         return self.root.is_dir()
 
     def export_command(self) -> str:
+        clone = f"{self.name}.git"
         return (
-            f"python -m benchmarks.search_eval.export_corpus --corpus {self.name} "
-            "A-CLONE-OF-ITS-REPOSITORY"
+            f"git clone --bare {self.repository or 'ITS-REPOSITORY'} {clone} && "
+            f"python -m benchmarks.search_eval.export_corpus --corpus {self.name} {clone}"
         )
 
 
@@ -114,7 +121,13 @@ def judged_trees() -> list[JudgedTree]:
     from benchmarks.search_eval.export_corpus import CORPORA  # noqa: PLC0415
 
     trees = [
-        JudgedTree(name, corpus.target / "docs", QUERIES / f"{name}.json", corpus.held_out)
+        JudgedTree(
+            name,
+            corpus.target / "docs",
+            QUERIES / f"{name}.json",
+            corpus.held_out,
+            corpus.repository,
+        )
         for name, corpus in CORPORA.items()
     ]
     return sorted(trees, key=lambda tree: tree.held_out)
@@ -167,25 +180,35 @@ def evaluate(system: System, judged: list[Query], root: Path) -> dict[str, Score
     by_kind = {kind: Scores() for kind in (*KINDS, "all")}
     for query in judged:
         results = system.search(query.query)
-        urls = [result.url for result in results[:10]]
-        rank = next((number for number, url in enumerate(urls, 1) if url in query.answers), 0)
+        answers = {page_file(root, url): fragment for url, fragment in query.answers.items()}
+        pages = [_page_or_none(root, result.url) for result in results[:10]]
+        rank = next((number for number, page in enumerate(pages, 1) if page in answers), 0)
         for scores in (by_kind[query.kind], by_kind["all"]):
             scores.reciprocal.append(1 / rank if rank else 0.0)
             for k, found in scores.hits.items():
                 found.append(0 < rank <= k)
         if rank:
-            result = results[rank - 1]
-            text = page_file(root, result.url).read_text(encoding="utf-8")
-            target = answer_line(text, query.answers[result.url])
+            result, page = results[rank - 1], pages[rank - 1]
+            assert page is not None  # it is an answer page
+            text = page.read_text(encoding="utf-8")
+            target = answer_line(text, answers[page])
             shown = target in snippet_lines(text, result.snippet, result.line)
             for scores in (by_kind[query.kind], by_kind["all"]):
                 scores.snippet_shown.append(shown)
         else:
-            by_kind["all"].misses.append(f"{query.kind}: {query.query[:70]} -> {urls[:3]}")
+            urls = [result.url for result in results[:3]]
+            by_kind["all"].misses.append(f"{query.kind}: {query.query[:70]} -> {urls}")
         spent = system.search_bytes(query.query) + (system.read_bytes(results[0]) if results else 0)
         for scores in (by_kind[query.kind], by_kind["all"]):
             scores.agent_bytes.append(spent)
     return by_kind
+
+
+def _page_or_none(root: Path, url: str) -> Path | None:
+    try:
+        return page_file(root, url)
+    except FileNotFoundError:
+        return None
 
 
 def route_system(ranking: str, root: Path) -> tuple[System, Callable[[], None]]:
@@ -201,7 +224,10 @@ def route_system(ranking: str, root: Path) -> tuple[System, Callable[[], None]]:
         return str(content[0]["text"])
 
     def search(query: str) -> list[Result]:
-        document = json.loads(text_of(tools.call("search_docs", {"query": query})))
+        answered = tools.call("search_docs", {"query": query})
+        if answered.get("isError"):
+            return []
+        document = json.loads(text_of(answered))
         return [
             Result(item["url"], item["snippet"], item.get("line")) for item in document["results"]
         ]
@@ -230,8 +256,7 @@ def bm25s_system(root: Path) -> System | None:
 
     urls, corpus, texts = [], [], {}
     for path in sorted(root.rglob("*.md")):
-        relative = path.relative_to(root).with_suffix("").as_posix()
-        url = "/" + (relative[: -len("/index")] if relative.endswith("/index") else relative)
+        url = _url_of(root, path)
         text = path.read_text(encoding="utf-8")
         fields, body = split_frontmatter(text)
         title = fields.get("title", "")
@@ -261,13 +286,67 @@ def bm25s_system(root: Path) -> System | None:
     return System("bm25s (title twice + body)", search, read_bytes, search_bytes)
 
 
+def fts5_system(root: Path) -> System:
+    """The plain SQLite baseline: an FTS5 table of each page's title and text (the Porter
+    stemmer over `unicode61`, FTS5's English set-up), ranked by FTS5's `bm25()` with the
+    title weighing twice the text, any of the query's words matching (OR); snippets are
+    FTS5's own `snippet()` of the text; the agent reads the whole page."""
+    import sqlite3  # noqa: PLC0415
+
+    from kinetis_mcp_docs.server.search_index import split_frontmatter  # noqa: PLC0415
+
+    database = sqlite3.connect(":memory:", check_same_thread=False)
+    database.execute(
+        "CREATE VIRTUAL TABLE pages USING fts5(title, body, tokenize='porter unicode61')"
+    )
+    urls, texts = [], {}
+    for path in sorted(root.rglob("*.md")):
+        url = _url_of(root, path)
+        text = path.read_text(encoding="utf-8")
+        fields, body = split_frontmatter(text)
+        urls.append(url)
+        texts[url] = text
+        database.execute(
+            "INSERT INTO pages (rowid, title, body) VALUES (?, ?, ?)",
+            (len(urls), fields.get("title", ""), body),
+        )
+
+    def search(query: str) -> list[Result]:
+        words = re.findall(r"\w+", query.lower())
+        if not words:
+            return []
+        match = " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
+        found = database.execute(
+            "SELECT rowid, snippet(pages, 1, '', '', '…', 40) FROM pages WHERE pages MATCH ? "
+            "ORDER BY bm25(pages, 2.0, 1.0) LIMIT 10",
+            (match,),
+        ).fetchall()
+        return [Result(urls[row - 1], " ".join(snippet.split())[:240]) for row, snippet in found]
+
+    def search_bytes(query: str) -> int:
+        return len(json.dumps([vars(result) for result in search(query)[:5]]).encode())
+
+    def read_bytes(result: Result) -> int:
+        return len(json.dumps({"url": result.url, "content": texts[result.url]}).encode())
+
+    return System("SQLite FTS5 (bm25, title twice)", search, read_bytes, search_bytes)
+
+
+def _url_of(root: Path, path: Path) -> str:
+    """The URL the route serves the page file `path` at."""
+    relative = path.relative_to(root).with_suffix("").as_posix()
+    return "/" + (relative[: -len("/index")] if relative.endswith("/index") else relative)
+
+
 def _nothing() -> None:
     pass
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranking", action="append", choices=["owndocs", "relevance", "bm25s"])
+    parser.add_argument(
+        "--ranking", action="append", choices=["owndocs", "relevance", "bm25s", "fts5"]
+    )
     parser.add_argument("--show", action="store_true", help="print the misses")
     trees = {tree.name: tree for tree in judged_trees()}
     parser.add_argument("--tree", choices=sorted(trees), default="nuxt")
@@ -284,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
                 print("bm25s is not installed (nox -s bench installs it)", file=sys.stderr)
                 return 2
             system, close = baseline, _nothing
+        elif ranking == "fts5":
+            system, close = fts5_system(tree.root), _nothing
         else:
             system, close = route_system(ranking, tree.root)
         try:

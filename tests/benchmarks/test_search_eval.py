@@ -87,3 +87,59 @@ def test_an_export_writes_the_folders_pages_at_the_commit_byte_for_byte(tmp_path
     assert (target / "SOURCE").read_text(encoding="utf-8") == (
         f"https://example.org/site\ncommit {commit}\nsite/docs/*.md, exported by export_corpus.py\n"
     )
+
+
+def _tree(root: Path, pages: dict[str, str]) -> Path:
+    for name, text in pages.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def _system(urls: list[str]) -> evaluate.System:
+    return evaluate.System(
+        "fixed",
+        lambda _query: [evaluate.Result(url, "", None) for url in urls],
+        lambda _result: 0,
+        lambda _query: 0,
+    )
+
+
+def test_a_result_naming_the_answer_page_by_another_of_its_urls_finds_it(tmp_path: Path) -> None:
+    # A folder's index.md is served at the folder's URL; a judgment may name it `…/index`.
+    root = _tree(tmp_path, {"guide/index.md": "# Guide\n\nThe answer.\n", "other.md": "# O\n"})
+    judged = [evaluate.Query("question", "q", {"/guide/index": "The answer."})]
+    scores = evaluate.evaluate(_system(["/other", "/guide"]), judged, root)
+    assert scores["all"].reciprocal == [0.5]
+
+
+def test_the_sqlite_baseline_ranks_by_bm25_with_the_title_weighing_more(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "body.md": "---\ntitle: Other\n---\nThe cache holds pages.\n",
+            "cache.md": "---\ntitle: Cache\n---\nHow pages are kept.\n",
+            "none.md": "---\ntitle: None\n---\nNothing of the kind.\n",
+        },
+    )
+    system = evaluate.fts5_system(root)
+    found = system.search("cache")
+    assert [result.url for result in found] == ["/cache", "/body"]
+    assert found[1].snippet == "The cache holds pages."
+    assert system.search("?!") == []
+
+
+def test_a_tree_not_exported_is_a_row_naming_the_command_that_exports_it() -> None:
+    from benchmarks import search_quality  # noqa: PLC0415 - the bench's module, here alone
+
+    tree = evaluate.JudgedTree(
+        "absent",
+        Path("no-such-folder"),
+        Path("absent.json"),
+        held_out=True,
+        repository="https://example.org/absent",
+    )
+    (row,) = search_quality.search_quality_rows([tree])
+    assert row.ours == "not run"
+    assert "git clone --bare https://example.org/absent absent.git" in row.note
+    assert "export_corpus --corpus absent absent.git" in row.note

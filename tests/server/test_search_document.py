@@ -19,14 +19,18 @@ def _text(rng: random.Random) -> str:
     return "".join(rng.choice(CHARACTERS) for _ in range(rng.randint(0, 12)))
 
 
-def _plain(query: str, hits: list[Hit]) -> str:
+def _plain(query: str, hits: list[Hit], terms_used: int | None = None) -> str:
     results: list[dict[str, object]] = []
     for hit in hits:
         result: dict[str, object] = {"title": hit.title, "url": hit.url, "snippet": hit.snippet}
         if hit.line is not None:
             result["line"] = hit.line
         results.append(result)
-    return json.dumps({"query": query, "results": results}, indent=2, ensure_ascii=False)
+    document: dict[str, object] = {"query": query}
+    if terms_used is not None:
+        document["termsUsed"] = terms_used
+    document["results"] = results
+    return json.dumps(document, indent=2, ensure_ascii=False)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -45,6 +49,7 @@ def test_a_search_document_is_written_as_json_dumps_writes_it(seed: int) -> None
             for _ in range(rng.randint(0, 4))
         ]
         query = _text(rng)
-        written = search_document(query, hits)
-        assert written == _plain(query, hits)
+        used = rng.choice([None, 0, 32])
+        written = search_document(query, hits, used)
+        assert written == _plain(query, hits, used)
         assert json.loads(written)["query"] == query

@@ -8,7 +8,7 @@ import string
 import pytest
 
 from kinetis_mcp_docs.server import search_index
-from kinetis_mcp_docs.server.search import contract
+from kinetis_mcp_docs.server.search import bodies
 from kinetis_mcp_docs.server.search.page_text import around, around_known, clip
 from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
 
@@ -172,7 +172,13 @@ def test_a_snapshot_changed_without_new_words_still_finds_what_it_holds() -> Non
     assert _scores(index, "beta") == [("/a", 1)]
 
 
-def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:
+@pytest.mark.parametrize("most_grams", [2, 8])
+def test_the_word_index_finds_exactly_what_a_plain_scan_finds(
+    monkeypatch: pytest.MonkeyPatch, most_grams: int
+) -> None:
+    # Of a token's runs of three characters, 2 or 8 are asked for: the pages holding them
+    # are checked for the token either way.
+    monkeypatch.setattr(bodies, "MOST_GRAMS", most_grams)
     rng = random.Random(8)
     alphabet = string.ascii_lowercase[:6] + "é-_. "
     pages = {
@@ -181,7 +187,7 @@ def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:
     }
     index = _index(pages)
     for _ in range(300):
-        token = "".join(rng.choice(alphabet.strip()) for _ in range(rng.randint(1, 4)))
+        token = "".join(rng.choice(alphabet.strip()) for _ in range(rng.randint(1, 6)))
         found = {hit.url for hit in index.search(token, 100)}
         scanned = {
             url for url, text in pages.items() if token in text.lower() or token in url.lower()
@@ -189,12 +195,13 @@ def test_the_word_index_finds_exactly_what_a_plain_scan_finds() -> None:
         assert found == scanned, token
 
 
-def test_pages_added_replaced_and_removed_over_many_blocks_are_found_exactly(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("remembered", [0, 1024])
+def test_pages_added_replaced_and_removed_are_found_exactly(
+    monkeypatch: pytest.MonkeyPatch, remembered: int
 ) -> None:
-    # Blocks of three slots: every change crosses blocks, removals free slots in any block,
-    # and the slots they free are taken again by later pages.
-    monkeypatch.setattr(contract, "BLOCK_PAGES", 3)
+    # Removals free slots, the slots they free are taken again by later pages, and a
+    # snapshot remembers no token's pages, or many.
+    monkeypatch.setattr(bodies, "REMEMBERED", remembered)
     rng = random.Random(5)
     alphabet = string.ascii_lowercase[:5] + "é-. "
     pages: dict[str, str] = {}
@@ -212,7 +219,7 @@ def test_pages_added_replaced_and_removed_over_many_blocks_are_found_exactly(
                 pages[url] = text
         index = index.changed(updates)
         for _ in range(20):
-            token = "".join(rng.choice(alphabet.strip()) for _ in range(rng.randint(1, 3)))
+            token = "".join(rng.choice(alphabet.strip()) for _ in range(rng.randint(1, 6)))
             found = {hit.url for hit in index.search(token, 100)}
             scanned = {url for url, text in pages.items() if token in text or token in url}
             assert found == scanned, token
@@ -389,3 +396,20 @@ def test_the_snippet_is_around_the_first_occurrence_a_plain_reading_finds(
             expected = _plain_snippet(pages[hit.url], tokens)
             if expected is not None:
                 assert hit.snippet == expected, (hit.url, tokens)
+
+
+def test_a_token_of_two_characters_of_any_kind_is_found_exactly() -> None:
+    # Two characters are looked for with a regular expression over the index's runs: every
+    # mark it could take for syntax is a literal there.
+    marks = string.punctuation + "é«»"
+    pages = {
+        f"/p{n}": " ".join(a + b for a in marks[n::7] for b in marks[(n * 3) % 5 :: 9])
+        for n in range(7)
+    }
+    index = _index(pages)
+    for a in marks:
+        for b in marks[::3]:
+            token = a + b
+            found = {hit.url for hit in index.search(token, 100)}
+            scanned = {url for url, text in pages.items() if token in text or token in url}
+            assert found == scanned, token

@@ -35,6 +35,7 @@ from typing import AnyStr
 
 import zstandard
 
+from .search.bounds import bounded
 from .search.contract import ContractScores
 from .search.page_text import (
     SNIPPET_LEAD,
@@ -53,16 +54,11 @@ from .search.page_text import (
 from .search.passages import PageShape, read_page
 from .search.relevance import PageText, Query, RelevanceIndex, Snapshot
 
-__all__ = ["RANKINGS", "SNIPPET_LENGTH", "Hit", "SearchIndex", "split_frontmatter"]
+__all__ = ["RANKINGS", "SNIPPET_LENGTH", "Hit", "Hits", "SearchIndex", "split_frontmatter"]
 
 OWNDOCS = "owndocs"
 RELEVANCE = "relevance"
 RANKINGS = (OWNDOCS, RELEVANCE)
-# Relevance mode reads this many of the pages the index ranks best (or the limit, if more),
-# and ranks them again with their best section: a long page whose one section answers is
-# not diluted by its length. Its weight beside the page's own score:
-RESCORED_PAGES = 5
-SECTION_WEIGHT = 0.25
 # An owndocs snippet lowercases the body this many characters or bytes (then to a line's
 # end) at a time.
 _FOLDED_BLOCK = 4096
@@ -89,6 +85,15 @@ class Hit:
     line: int | None = None
 
 
+class Hits(list[Hit]):
+    """A search's results, best first; and, when the query was past the bound, how many of
+    its words it was ranked on (`terms_used`, None otherwise)."""
+
+    def __init__(self, hits: Iterable[Hit] = (), terms_used: int | None = None) -> None:
+        super().__init__(hits)
+        self.terms_used = terms_used
+
+
 class _Page:
     __slots__ = (
         "ascii_folds",
@@ -98,9 +103,7 @@ class _Page:
         "fallback",
         "folded_title",
         "folded_url",
-        "lowered",
         "opening",
-        "section_chars",
         "shape",
         "text",
         "title",
@@ -150,14 +153,9 @@ class _Page:
         # An owndocs snippet looks for ASCII tokens in the UTF-8 (see `_ascii_snippet`),
         # unless the page holds one of the two characters that lowercase to ASCII.
         self.ascii_folds = compressed and not any(char in text for char in _TO_ASCII)
-        # Relevance mode looks for the query's words in every page it shows, lowercased in
-        # ASCII: done here once rather than for five pages on every search.
-        self.lowered = None if compressed else data.lower()
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
         self.fallback = clip(fields.get("description") or first_paragraph(body))
-        # The page line each section starts on (the body's first line when it has none).
-        self.section_chars = len(body)
         # Where its sections start (where the body does, when it has none), in its UTF-8.
         start = len(text) - len(body)
         self.shape = PageShape(
@@ -182,10 +180,6 @@ class _Page:
     def rest_utf8(self) -> bytes:
         """The UTF-8 that follows `opening_utf8()` in a compressed page."""
         return _decompressor().decompress(self.text) if self.text else b""
-
-    def lowered_utf8(self) -> bytes:
-        """`utf8()` lowercased in ASCII."""
-        return self.utf8().lower() if self.lowered is None else self.lowered
 
     def folded_body(self) -> str:
         return split_frontmatter(self.full_text())[1].lower()
@@ -251,12 +245,11 @@ class SearchIndex:
         self._slot_of: dict[str, int] = {}
         self._free: list[int] = []  # slots of removed pages, for reuse
         self._next_slot = 0
-        self._relevance_index = RelevanceIndex()
+        # Owndocs orders its ties by the pages' own relevance scores, with no sections.
+        self._relevance_index = RelevanceIndex(sections=ranking == RELEVANCE)
         self._relevance: Snapshot | None = None
         self._contract: ContractScores | None = ContractScores() if ranking == OWNDOCS else None
         self._url_rank: dict[int, int] = {}
-        self._section_chars = 0  # over every page: what an average section is
-        self._sections = 0
 
     def __len__(self) -> int:
         return len(self._pages)
@@ -273,8 +266,12 @@ class SearchIndex:
         index._next_slot = self._next_slot
         index._relevance_index = self._relevance_index
         index._contract = None if self._contract is None else self._contract.copy()
-        index._section_chars, index._sections = self._section_chars, self._sections
-        index._relevance = self._relevance_index.changed(index._applied(updates))
+        try:
+            index._relevance = self._relevance_index.changed(index._applied(updates))
+        except BaseException:
+            if index._contract is not None:
+                index._contract.abandon()
+            raise
         if index._contract is not None:
             index._contract.settle()
         ordered = sorted(index._pages, key=lambda slot: index._pages[slot].url)
@@ -306,58 +303,57 @@ class SearchIndex:
         self._slot_of[url] = slot
         if self._contract is not None:
             self._contract.add(slot, page.folded_title, page.folded_url, body.lower())
-        self._section_chars += page.section_chars
-        self._sections += len(page.shape.lines)
-        headings = "\n".join(section.heading for section in found)
-        return slot, PageText(page.title, url, fields.get("description", ""), headings, body)
+        return slot, PageText(
+            page.title,
+            url,
+            fields.get("description", ""),
+            tuple((section.heading, section.text) for section in found),
+        )
 
     def _remove(self, url: str) -> int | None:
         slot = self._slot_of.pop(url, None)
         if slot is None:
             return None
         page = self._pages.pop(slot)
-        self._section_chars -= page.section_chars
-        self._sections -= len(page.shape.lines)
         if self._contract is not None:
             self._contract.remove(slot, page.folded_body())
         self._free.append(slot)
         return slot
 
-    def search(self, query: str, limit: int) -> list[Hit]:
-        """The best `limit` pages for `query`, best first."""
+    def search(self, query: str, limit: int) -> Hits:
+        """The best `limit` pages for `query`, best first: for a query past the bound, for
+        its most informative leading words within it (see `search.bounds`)."""
         if self._relevance is None:
-            return []
-        terms = self._relevance.read(query)
+            return Hits()
+        text, used = bounded(query, self._relevance.informative)
+        terms = self._relevance.read(text)
         if self._contract is None:
-            return self._relevance_hits(terms, limit)
-        return self._owndocs_hits(query, terms, limit)
+            return Hits(self._relevance_hits(terms, limit), used)
+        return Hits(self._owndocs_hits(text, terms, limit), used)
 
     def _relevance_hits(self, terms: Query, limit: int) -> list[Hit]:
-        """The pages the index ranks best, each rescored with its best section, which is
-        read from its text together with the snippet's line (see `search.passages`)."""
+        """The pages the index ranks best, each with the passage a snippet shows, read from
+        its text (see `search.passages`)."""
         relevance = self._relevance
         assert relevance is not None  # noqa: S101 - search() checked it
         words = relevance.passage_words(terms)
-        average = self._section_chars / max(1, self._sections)
-        hits = []
-        wanted = max(limit, RESCORED_PAGES)
-        best = relevance.best_pages(terms, wanted)
         rank = self._url_rank
-        best.sort(key=lambda item: (-item[1], rank[item[0]]))  # equal scores by URL
-        for slot, score in best[:wanted]:
-            page = self._pages[slot]
+        best = relevance.best_pages(terms, limit)
+        best.sort(key=lambda found: (-found.score, rank[found.slot]))  # equal scores by URL
+        hits = []
+        for found in best[:limit]:
+            page = self._pages[found.slot]
+            data = page.utf8()
             passage = read_page(
-                page.utf8(),
+                data,
                 page.shape,
-                page.lowered_utf8(),
+                data.lower(),
                 words,
-                average_section=average,
+                best_section=found.section,
                 title_words=relevance.title_words(page.title),
             )
-            total = score + SECTION_WEIGHT * passage.section_score
-            hits.append(Hit(page.title, page.url, passage.snippet, total, passage.line))
-        hits.sort(key=lambda hit: -hit.score)
-        return hits[:limit]
+            hits.append(Hit(page.title, page.url, passage.snippet, found.score, passage.line))
+        return hits
 
     def _owndocs_hits(self, query: str, terms: Query, limit: int) -> list[Hit]:
         assert self._contract is not None  # noqa: S101
@@ -373,7 +369,8 @@ class SearchIndex:
             if len(group) == 1:
                 chosen.extend(group)
             else:
-                best = dict(ties.best(min(room, len(group)), group))
+                found = ties.best(min(room, len(group)), group)
+                best = {tied.slot: tied.score for tied in found}
                 chosen.extend(_first_in_order(group, best, self._url_rank, room))
             room -= min(room, len(group))
             if not room:

@@ -33,6 +33,27 @@ _LINE_BREAK = re.compile(f"[{_LINE_BREAKS}]")
 _TITLE_OR_FENCE = re.compile("```|~~~|# ")
 
 
+# Where a page points rather than what it says: a Markdown link's or image's target
+# (`](/api/use-cookie#set-cookie)`), a reference link's definition line, a heading's anchor
+# (`{#set-cookie}`) and an HTML `href`. One pattern of alternatives that each start with a
+# literal, which the regular expression engine finds quickly: 0.24 s over 45 MB.
+# A target holds no blank, bracket or parenthesis, so that each `](` reads to the first of
+# those at most: `[^)]*` made a line of 33,000 `[](` cost its length squared (6 s).
+_LINK_TARGET = re.compile(
+    r"\]\([^()\[\]\s]*(?:\s+\"[^\"\n]*\")?\)|\n[ \t]*\[[^\]\n]+\]:[^\n]*|\{#[^}\n]*\}"
+    r"|href=(?:\"[^\"\n]*\"|'[^'\n]*')"
+)
+
+
+def without_link_targets(text: str) -> str:
+    """`text` without the targets and anchors of its links, which are not the page's own
+    words: a page linking to `#set-cookie` does not say "set cookie", and a page that only
+    links to a definition is not about it."""
+    if "](" in text or "]:" in text or "{#" in text or "href=" in text:
+        return _LINK_TARGET.sub("] ", text)
+    return text
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, str], str]:
     """A page's YAML frontmatter as flat `key: value` strings, and the text after it.
 

@@ -1,219 +1,135 @@
-"""The relevance ranking's page score: BM25 over every page, in Tantivy.
+"""The relevance ranking's page score: field-weighted BM25 over every page and every
+section, in Tantivy.
 
-One document a page: its title, frontmatter `description`, URL path, headings and body,
-each field scored by BM25 and weighted (`FIELDS`). A word's weight in a field would be its
-idf *in that field*: "add" is rare among titles though every page body says it, so a title
-holding "add" would outrank the page a question is about. So every field's clause is
-rescaled to the word's idf over the whole page (its largest document frequency in any
-field): rare words weigh more, everywhere, and no stop-word list is needed. Identifiers are
-read two ways: as the text reads them (Tantivy's simple tokenizer: `use_async_data` is three
-words, `useAsyncData` one, so an exact identifier is one rare term), and, in titles and
-headings, split into the words they are made of (`use`, `async`, `data`), so that either
-spelling finds the page that defines it. Identifiers in a query are read both ways, and a
-query's dotted, dashed or underscored identifier is also looked up whole without its
-separators (`use_fetch` finds `useFetch`), its pieces then weighing less. Every run of three
-neighbouring words of a query is also a phrase (one more word between them allowed, the exact
-run earning more) in the text, the title, the description and the headings, so that a pasted
-error message finds the page quoting it; and each clause of the query (the words between two
-marks of punctuation, three or more) is asked for word for word, so that the page quoting a
-whole clause of the message outranks one quoting runs of it here and there.
+A page scores its page document's BM25 (its fields weighted as BM25F weighs them, see
+`schema`) plus `SECTION_WEIGHT` of its best section's. The page's score holds:
 
-What one query costs is bounded: its `MAX_TERMS` rarest words, its `MAX_PHRASES` rarest
-phrases, its first `MAX_CLAUSES` clauses, and no phrase of words most pages hold. The best
-section of each page the ranking keeps is scored apart (see `passages`), on the text the
-snippet is taken from.
+- each word of the query in its `text` (weighted as the query weighs it, see `query`);
+- the word in its title alone, `TITLE_WEIGHT`: "the page titled so" tells a definition
+  from a mention better than a title that counts three times in the text does. A title
+  field's idf would make any word rare ("add" is in few titles though every page says it),
+  so the title's clause is rescaled to the word's idf over the pages;
+- each name of the query among its names (`NAMES_WEIGHT`) and its title's
+  (`TITLE_NAMES_WEIGHT`, rescaled as the title's words are), and the words the query's
+  names are made of among its titles' and headings' names' words (`PARTS_WEIGHT`);
+- the query's phrases (one more word between allowed), in its text.
 
-An index is shared by the snapshots built on it: `changed` commits a change and opens a new
-searcher, and a searcher keeps seeing the segments it was opened on, so a search on an
-older snapshot is unchanged by a later commit.
+A section's score is the same words and names in the section's text and names.
+
+What one query costs is bounded by `query`'s bounds (its rarest terms and phrases, no
+phrase of words most pages hold). An index is shared by the snapshots
+built on it: `changed` commits a change and opens new searchers, and a searcher keeps
+seeing the segments it was opened on, so a search on an older snapshot is unchanged by a
+later commit.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import threading
-from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import tantivy
 
+from . import query as queries
+from .names import names
 from .passages import Word, word_pattern
+from .query import Query
+from .question_words import is_question_word
+from .schema import (
+    PAGE_FIELDS,
+    SECTION_FIELDS,
+    PageText,
+    analyzers,
+    documents,
+    new_index,
+    writer,
+)
 
-# Field -> (analyzer, weight). "words": lowercased and stemmed (English); "parts":
-# identifiers split into their words, stemmed too.
-FIELDS = {
-    "title": ("words", 3.0),
-    "title_parts": ("parts", 1.0),
-    "description": ("words", 2.0),
-    "url": ("words", 0.5),
-    "headings": ("words", 2.0),
-    "heading_parts": ("parts", 0.7),
-    "body": ("words", 1.0),
-}
-PHRASE_FIELDS = ("title", "description", "headings", "body")
-PHRASE_WEIGHT = 0.7
-# A word of `use_fetch`: the query means the identifier, which is also looked up whole.
-PIECE_WEIGHT = 0.5
-PHRASE_WORDS = 3
+__all__ = ["PageText", "Query", "RelevanceIndex", "Snapshot", "Ties"]
+
+TITLE_WEIGHT = 2.0
+NAMES_WEIGHT = 1.0
+TITLE_NAMES_WEIGHT = 2.0
+PARTS_WEIGHT = 1.0
+NAME_TIE = 0.0
+PHRASE_WEIGHT = 0.5
 # One word more between them is still the phrase: a message quoted with "the" or "a" added.
 PHRASE_SLOP = 1
-# Tantivy scores a phrase found with a word between as it scores the phrase itself, so the
-# exact quote earns this much more: of two pages quoting an error message, the one quoting
-# it word for word comes first (the development tree's queries chose it among 0.1 to 0.7).
-EXACT_PHRASE_WEIGHT = 0.25
-# A clause: the words between two of these marks (or line ends). A pasted message's
-# variable parts (a name, a path, a URL) are most often quoted or bracketed, and its
-# sentences end in a mark; its fixed wording, which a page quotes, is between them.
-_CLAUSE_BREAK = re.compile(r"""[.:;!?()\[\]{}<>"'`\n]""")
-# A clause quoted word for word weighs this much in each field. The development tree's
-# queries ranked alike from 0.5 to 2.
-CLAUSE_WEIGHT = 1.0
-MAX_CLAUSES = 4
-MAX_CLAUSE_WORDS = 16
-MAX_TERMS = 32
-# A phrase all of whose words are on more than this share of the pages, and on more than
-# `COMMON_PAGES`, is not asked for.
-COMMON_SHARE = 0.5
-COMMON_PAGES = 100
+SECTION_WEIGHT = 1.0
 MAX_PASSAGE_WORDS = 12
-MAX_PHRASES = 16
-# How many pages a query reads from the index: enough for any limit (20) twice over.
+# How many pages `Ties` reads from the index: enough for any limit (20) twice over.
 PAGE_HITS = 40
-_LONGEST_TERM = 64
-# A run of letters with at most one capital first (`Async`), a run of capitals (`URL`), or
-# digits; a digit run stays with the letters before it (`e2004`).
-_PARTS = r"\p{Lu}?[\p{Ll}\p{Lo}]+[0-9]*|\p{Lu}+[0-9]*|[0-9]+"
-# A run of letters and digits: a chunk of a query holding more than one is an identifier
-# written with separators.
-_RUNS = re.compile(r"[^\W_]+")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_WRITER_HEAP = 50_000_000  # the writer is dropped after each commit
-# One indexing thread: with two, which pages share a segment was up to the threads, and a
-# page's score then moved in the last bit of its 32 from one build of a tree to the next
-# (under Tantivy 0.26, Python 3.10's, in most builds; under 0.27 rarely). One thread makes
-# the relevance build of 1,000 pages take half as long again, within its bound.
-_WRITER_THREADS = 1
-# Terms whose document counts a searcher remembers (a term's are seven integers).
+# How many of the best pages by their own scores are ranked again with their best section.
+RERANKED = 40
+# How many sections are read a page, for the pages' best sections (see `ranked`).
+_SECTIONS_READ = 4
+# Terms whose document counts a searcher remembers (a term's are a few integers).
 _REMEMBERED_TERMS = 65_536
 # How many of the whole index's best pages a `Ties` reads, per page asked for (PAGE_HITS
 # at least), before it asks for a search filtered to the pages of a tie instead.
 _TIES_READ = 4
 
 
-def _analyzers() -> dict[str, tantivy.TextAnalyzer]:
-    def built(tokenizer: tantivy.Tokenizer) -> tantivy.TextAnalyzer:
-        return (
-            tantivy.TextAnalyzerBuilder(tokenizer)
-            .filter(tantivy.Filter.remove_long(_LONGEST_TERM))
-            .filter(tantivy.Filter.lowercase())
-            .filter(tantivy.Filter.stemmer("english"))
-            .build()
-        )
-
-    return {
-        "words": built(tantivy.Tokenizer.simple()),
-        "parts": built(tantivy.Tokenizer.regex(_PARTS)),
-    }
-
-
-def _index(fields: dict[str, tuple[str, float]]) -> tantivy.Index:
-    builder = tantivy.SchemaBuilder()
-    builder.add_integer_field("page", stored=True, indexed=True)
-    for name, (analyzer, _) in fields.items():
-        # Identifier parts are never a phrase: their positions are not kept.
-        option = "freq" if analyzer == "parts" else "position"
-        builder.add_text_field(name, tokenizer_name=analyzer, index_option=option)
-    index = tantivy.Index(builder.build())
-    for name, built in _analyzers().items():
-        index.register_tokenizer(name, built)
-    return index
-
-
-@dataclass(frozen=True)
-class PageText:
-    """What one page is indexed with."""
-
-    title: str
-    url: str
-    description: str
-    headings: str
-    body: str
-
-
 class RelevanceIndex:
-    """The Tantivy index of one site's pages; `Snapshot`s search it."""
+    """The Tantivy indexes of one site's pages and, with `sections`, of their sections;
+    `Snapshot`s search them."""
 
-    def __init__(self) -> None:
-        self._pages = _index(FIELDS)
-        self._analyzers = _analyzers()
+    def __init__(self, *, sections: bool = True) -> None:
+        self._pages = new_index(PAGE_FIELDS)
+        self._sections = new_index(SECTION_FIELDS) if sections else None
+        self._analyzer = analyzers()["words"]
         self._lock = threading.Lock()  # one commit at a time
 
     def changed(self, changes: Iterable[int | tuple[int, PageText]]) -> Snapshot:
         """Apply `changes` in order, each the slot of a page to remove or a `(slot, page)` to
-        index, and open a searcher on the result.
+        index, and open searchers on the result.
 
-        `changes` is read while the writer is open, so the caller's own indexing of each
-        page (the contract's, in owndocs mode) runs while Tantivy's indexing thread takes
+        `changes` is read while the writers are open, so the caller's own indexing of each
+        page (the contract's, in owndocs mode) runs while Tantivy's indexing threads take
         the pages already handed over. A slot removed, then used again, is removed before
         its new page is added: a removal takes every page of its slot added before it.
         Nothing is committed if reading `changes` fails.
         """
         with self._lock:
-            writer = self._pages.writer(_WRITER_HEAP, _WRITER_THREADS)
+            writers = [writer(self._pages)]
+            if self._sections is not None:
+                writers.append(writer(self._sections))
             try:
                 for change in changes:
                     if isinstance(change, int):
-                        writer.delete_documents_by_term("page", change)
-                    else:
-                        writer.add_document(_document(*change))
+                        for written in writers:
+                            written.delete_documents_by_term("page", change)
+                        continue
+                    whole, parts = documents(*change, sections=len(writers) > 1)
+                    writers[0].add_document(whole)
+                    for document in parts:
+                        writers[1].add_document(document)
             except BaseException:
-                writer.rollback()
+                for written in writers:
+                    written.rollback()
                 raise
-            writer.commit()
-            writer.wait_merging_threads()
+            for written in writers:
+                written.commit()
+                written.wait_merging_threads()
             self._pages.reload()
-            return Snapshot(self, self._pages.searcher())
+            if self._sections is None:
+                return Snapshot(self, self._pages.searcher(), None)
+            self._sections.reload()
+            return Snapshot(self, self._pages.searcher(), self._sections.searcher())
 
-    def analyze(self, analyzer: str, text: str) -> list[str]:
-        """The terms `text` holds, in order, as the fields of `analyzer` read it."""
-        return list(self._analyzers[analyzer].analyze(text))
+    def analyze(self, text: str) -> list[str]:
+        """The words `text` holds, in order, as a page's text reads them."""
+        return list(self._analyzer.analyze(text))
 
     @property
-    def schema(self) -> tantivy.Schema:
+    def page_schema(self) -> tantivy.Schema:
         return self._pages.schema
 
-
-def _document(slot: int, page: PageText) -> tantivy.Document:
-    path = page.url.replace("/", " ")
-    return tantivy.Document(
-        page=slot,
-        title=page.title,
-        title_parts=f"{page.title} {path}",
-        description=page.description,
-        url=path,
-        headings=page.headings,
-        heading_parts=page.headings,
-        body=page.body,
-    )
-
-
-@dataclass(frozen=True)
-class Query:
-    """A query as both indexes read it: its terms and phrases, by analyzer."""
-
-    terms: dict[str, list[str]]  # analyzer -> terms, rarest first
-    phrases: dict[str, list[list[str]]]  # analyzer -> phrases
-    # Terms that only stand for a piece of an identifier the query wrote whole, weighed less.
-    pieces: frozenset[str] = frozenset()
-    # The query's words as it spells them, lowercased: a snippet looks for them too.
-    spelled: tuple[str, ...] = ()
-    # Its clauses (analyzer "words"), each asked for word for word.
-    clauses: tuple[tuple[str, ...], ...] = ()
-
-    def __bool__(self) -> bool:
-        return any(self.terms.values())
+    @property
+    def section_schema(self) -> tantivy.Schema | None:
+        return None if self._sections is None else self._sections.schema
 
 
 def _idf(documents: int, frequency: int) -> float:
@@ -221,45 +137,26 @@ def _idf(documents: int, frequency: int) -> float:
     return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
 
 
-def _slots_by_address(searcher: tantivy.Searcher) -> list[array[int]]:
-    """The page slot of every live document of `searcher`, by segment, then document.
+@dataclass(frozen=True)
+class Ranked:
+    """A page's score for a query, and its best section's place (-1: none found)."""
 
-    A hit is a document's address: reading its stored slot back (`doc`) cost 1.2 us a hit,
-    40 hits a search; looking it up here costs a tenth of that. Made once per searcher,
-    which never changes: about 1.5 ms at 1,000 pages.
-    """
-    found: dict[tuple[int, int], int] = {}
-    everything = int(searcher.num_docs)
-    if everything:
-        for _, address in searcher.search(tantivy.Query.all_query(), everything).hits:
-            slot = searcher.doc(address).get_first("page")
-            found[address.segment_ord, address.doc] = int(slot)  # type: ignore[arg-type]
-    segments = max((segment for segment, _ in found), default=-1) + 1
-    slots = [array("i") for _ in range(segments)]
-    for (segment, document), slot in sorted(found.items()):
-        listed = slots[segment]
-        listed.extend([-1] * (document - len(listed)))  # deleted documents
-        listed.append(slot)
-    return slots
+    slot: int
+    score: float
+    section: int = -1
 
 
 class _Side:
     """One index's searcher and fields, and how a query is asked of it."""
 
-    def __init__(
-        self,
-        searcher: tantivy.Searcher,
-        schema: tantivy.Schema,
-        fields: dict[str, tuple[str, float]],
-    ) -> None:
+    def __init__(self, searcher: tantivy.Searcher, schema: tantivy.Schema, fields: Iterable[str]):
         self.searcher = searcher
         self.schema = schema
-        self.fields = fields
+        self.fields = tuple(fields)
         self.documents = max(1, int(searcher.num_docs))
-        self._slots = _slots_by_address(searcher)
-        # A searcher never changes: what it says of a term holds for its life. Asked seven
-        # times a term (a field each) and for each term several times a query, it was a
-        # tenth of a search.
+        # A searcher never changes: what it says of a term holds for its life. Asked a
+        # field at a time, and for each term several times a query, it was a tenth of a
+        # search.
         self._counts: dict[str, tuple[int, ...]] = {}
 
     def counts(self, term: str) -> tuple[int, ...]:
@@ -276,211 +173,270 @@ class _Side:
         """The largest number of documents any field holds `term` in."""
         return max(self.counts(term))
 
-    def idf(self, term: str) -> float:
-        return _idf(self.documents, self.frequency(term))
-
-    def query(self, query: Query, among: list[int] | None) -> tantivy.Query | None:
-        clauses = []
-        idf: dict[str, float] = {}
-        for position, (field, (analyzer, weight)) in enumerate(self.fields.items()):
-            for term in query.terms.get(analyzer, ()):
-                found = self.counts(term)[position]
-                if not found:
-                    continue
-                if term not in idf:
-                    idf[term] = self.idf(term)
-                # Rescaled from the field's own idf to the word's idf over the whole page.
-                boost = weight * idf[term] / _idf(self.documents, found)
-                if term in query.pieces:
-                    boost *= PIECE_WEIGHT
-                clause = tantivy.Query.term_query(self.schema, field, term)
-                clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(clause, boost)))
-        for field in PHRASE_FIELDS:
-            analyzer = self.fields[field][0]
-            for phrase in query.phrases.get(analyzer, ()):
-                words: list[str | tuple[int, str]] = list(phrase)
-                clause = tantivy.Query.phrase_query(self.schema, field, words, PHRASE_SLOP)
-                clauses.append(
-                    (tantivy.Occur.Should, tantivy.Query.boost_query(clause, PHRASE_WEIGHT))
-                )
-                exact = tantivy.Query.phrase_query(self.schema, field, words, 0)
-                clauses.append(
-                    (tantivy.Occur.Should, tantivy.Query.boost_query(exact, EXACT_PHRASE_WEIGHT))
-                )
-            for quoted in query.clauses:
-                whole = tantivy.Query.phrase_query(self.schema, field, list(quoted), 0)
-                clauses.append(
-                    (tantivy.Occur.Should, tantivy.Query.boost_query(whole, CLAUSE_WEIGHT))
-                )
-        if not clauses:
-            return None
-        asked = tantivy.Query.boolean_query(clauses)
-        if among is None:
-            return asked
-        chosen = tantivy.Query.term_set_query(self.schema, "page", among)
-        return tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Must, asked),
-                (tantivy.Occur.Must, tantivy.Query.const_score_query(chosen, 0.0)),
-            ]
-        )
-
-    def best(self, query: tantivy.Query, count: int) -> dict[int, float]:
-        """The best `count` pages, by slot, with their scores."""
-        found: dict[int, float] = {}
-        slots = self._slots
-        for score, address in self.searcher.search(query, count, count=False).hits:
-            found[slots[address.segment_ord][address.doc]] = float(score)
-        return found
+    def found(self, query: tantivy.Query, count: int, among: list[int] | None) -> list[Ranked]:
+        """The best `count` documents for `query` (of the pages `among`), best first."""
+        if among is not None:
+            chosen = tantivy.Query.term_set_query(self.schema, "page", among)
+            query = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, query),
+                    (tantivy.Occur.Must, tantivy.Query.const_score_query(chosen, 0.0)),
+                ]
+            )
+        hits = self.searcher.search(query, count, count=False).hits
+        if not hits:
+            return []
+        addresses = [address for _, address in hits]
+        slots = self.searcher.fast_field_values("page", addresses)
+        places = self.searcher.fast_field_values("section", addresses)
+        return [
+            Ranked(int(slot or 0), float(score), int(place or 0))
+            for (score, _), slot, place in zip(hits, slots, places, strict=True)
+        ]
 
 
 class Snapshot:
-    """The index as one commit left it."""
+    """The indexes as one commit left them."""
 
-    def __init__(self, index: RelevanceIndex, searcher: tantivy.Searcher) -> None:
+    def __init__(
+        self, index: RelevanceIndex, pages: tantivy.Searcher, sections: tantivy.Searcher | None
+    ) -> None:
         self._index = index
-        self._pages = _Side(searcher, index.schema, FIELDS)
+        self._pages = _Side(pages, index.page_schema, PAGE_FIELDS)
+        section_schema = index.section_schema
+        self._sections = (
+            None
+            if sections is None or section_schema is None
+            else _Side(sections, section_schema, SECTION_FIELDS)
+        )
+
+    @property
+    def pages(self) -> int:
+        return self._pages.documents
+
+    def frequency(self, term: str) -> int:
+        return self._pages.frequency(term)
+
+    def informative(self, word: str) -> float:
+        """How well a word of a query, as written, tells pages apart: the idf of its rarest
+        term that some page holds, or of its name; 0 for a question's own word, or a word
+        no page holds."""
+        if is_question_word(word):
+            return 0.0
+        held = [
+            found
+            for found in map(self._pages.frequency, [*self._index.analyze(word), *names(word)])
+            if found
+        ]
+        return _idf(self._pages.documents, min(held)) if held else 0.0
 
     def read(self, text: str) -> Query:
-        """`text` read as the indexes read it, keeping what costs the least to answer.
+        """`text` read as the indexes read it (see `query.read`)."""
+        return queries.read(text, self, self._index.analyze)
 
-        A lone surrogate (JSON's `"\\udfff"` is valid JSON, not Unicode) is read as U+FFFD,
-        as a UTF-8 decoder reads a broken sequence: Tantivy takes only Unicode. Neither
-        letter nor digit, it separates words as punctuation does.
-        """
-        if not text.isascii():
-            text = _SURROGATE.sub("\ufffd", text)
-        terms: dict[str, list[str]] = {}
-        phrases: dict[str, list[list[str]]] = {}
-        # Identifiers written with separators (`use_fetch`, `import.meta.client`): each is
-        # also looked up whole; where the index holds it whole, its pieces weigh less.
-        chunks = text.split()
-        compounds = [runs for runs in map(_RUNS.findall, chunks) if len(runs) > 1]
-        whole = [
-            term
-            for runs in compounds
-            for term in self._index.analyze("words", "".join(runs))
-            if self._pages.frequency(term)
+    def _page_query(self, query: Query) -> tantivy.Query | None:
+        words = {word: self._word_clauses(word, query.weight(word)) for word in query.words}
+        names = {name: self._name_clauses(name, also_a_word=name in words) for name in query.names}
+        clauses = _concepts(words, names)
+        schema = self._pages.schema
+        clauses += [
+            _term(schema, "parts", word, PARTS_WEIGHT)
+            for word in query.parts
+            if self._pages.counts(word)[4]
         ]
-        alone = {
-            term
-            for chunk in chunks
-            if len(_RUNS.findall(chunk)) <= 1
-            for term in self._index.analyze("words", chunk)
-        }
-        pieces = {
-            term
-            for runs in compounds
-            if any(
-                self._pages.frequency(term) for term in self._index.analyze("words", "".join(runs))
+        clauses += [_phrase(schema, phrase, PHRASE_SLOP, PHRASE_WEIGHT) for phrase in query.phrases]
+        return _any(clauses)
+
+    def _word_clauses(self, word: str, weight: float) -> list[tantivy.Query]:
+        """A word of the query in a page's text and its title."""
+        text, title, _, _, _ = self._pages.counts(word)
+        schema = self._pages.schema
+        found = []
+        if text:
+            found.append(_term(schema, "text", word, weight))
+        if title:
+            rescaled = TITLE_WEIGHT * self._rescaled(word, title)
+            found.append(_term(schema, "title", word, weight * rescaled))
+        return found
+
+    def _name_clauses(self, name: str, *, also_a_word: bool) -> list[tantivy.Query]:
+        """A name of the query among a page's names and its title's; and, unless the query
+        holds it as a word too, in its text and title: a name the text writes as one word
+        (`useFetch` is `usefetch` there too) is found whole whichever way the query writes
+        it."""
+        text, title, held, title_names, _ = self._pages.counts(name)
+        schema = self._pages.schema
+        found = []
+        if text and not also_a_word:
+            found.append(_term(schema, "text", name, 1.0))
+        if title and not also_a_word:
+            found.append(_term(schema, "title", name, TITLE_WEIGHT * self._rescaled(name, title)))
+        if held:
+            found.append(_term(schema, "names", name, NAMES_WEIGHT))
+        if title_names:
+            rescaled = TITLE_NAMES_WEIGHT * self._rescaled(name, title_names)
+            found.append(_term(schema, "title_names", name, rescaled))
+        return found
+
+    def _rescaled(self, term: str, found: int) -> float:
+        """A field's clause for `term`, which `found` documents hold in it, rescaled from
+        the field's idf to the term's idf over the pages."""
+        side = self._pages
+        return _idf(side.documents, side.frequency(term)) / _idf(side.documents, found)
+
+    def _section_query(self, side: _Side, query: Query) -> tantivy.Query | None:
+        """The query's words, and its names the text writes as one word, in a section's
+        text. A section's names apart (its heading's and code spans') changed no figure
+        of the tuned trees (MRR@10 0.861 with them, 0.860 without)."""
+        schema = side.schema
+        clauses = [
+            _term(schema, "text", word, query.weight(word))
+            for word in query.words
+            if side.counts(word)[0]
+        ]
+        clauses += [
+            _term(schema, "text", name, 1.0)
+            for name in query.names
+            if name not in query.words and side.counts(name)[0]
+        ]
+        return _any(clauses)
+
+    def ranked(self, query: Query, count: int, among: list[int] | None = None) -> list[Ranked]:
+        """The pages scoring best for `query` (of the pages `among`), best first, at least
+        the best `count` of them when there are so many.
+
+        Without sections, by the pages' own scores. With them, the `RERANKED` best pages
+        by their own scores (or `count` times four, if more), each plus `SECTION_WEIGHT` of
+        its best section's score (a search of their sections): a long page whose one section
+        answers comes up. Reading the best sections of the whole index too, and the pages
+        they named, changed no answer on the tuned trees, and the search of those pages'
+        own scores cost what the first did (Tantivy makes a query's weights anew).
+        """
+        page_query = self._page_query(query)
+        if page_query is None:
+            return []
+        sections = self._sections
+        if sections is None:
+            return self._pages.found(page_query, count, among)
+        by_page = self._pages.found(page_query, max(RERANKED, 4 * count), among)
+        section_query = self._section_query(sections, query)
+        best: dict[int, Ranked] = {}
+        if section_query is not None and by_page:
+            lacking = [found.slot for found in by_page]
+            while lacking:
+                # A page's best section is most often among the best few sections of the
+                # pages asked for; a page whose best is not is asked for again, alone.
+                count = _SECTIONS_READ * len(lacking)
+                found_sections = sections.found(section_query, count, lacking)
+                for found in found_sections:
+                    best.setdefault(found.slot, found)
+                if len(found_sections) < count:  # every section of theirs that matches
+                    break
+                lacking = [slot for slot in lacking if slot not in best]
+        ranked = [
+            Ranked(
+                found.slot,
+                found.score + SECTION_WEIGHT * best[found.slot].score,
+                best[found.slot].section,
             )
-            for term in self._index.analyze("words", " ".join(runs))
-            if term not in alone
-        }
-        for analyzer in ("words", "parts"):
-            words = self._index.analyze(analyzer, text)
-            extra = whole if analyzer == "words" else []
-            distinct = list(dict.fromkeys(words + extra))
-            rarity = {term: self._pages.frequency(term) for term in distinct}
-            terms[analyzer] = sorted(distinct, key=rarity.__getitem__)[:MAX_TERMS]
-            if analyzer == "parts" or len(words) < PHRASE_WORDS:
-                continue
-            runs = dict.fromkeys(
-                tuple(words[start : start + PHRASE_WORDS])
-                for start in range(len(words) - PHRASE_WORDS + 1)
-            )
-            kept = [
-                list(run)
-                for run in runs
-                if len(set(run)) == PHRASE_WORDS and self._telling(run, rarity)
-            ]
-            kept.sort(key=lambda run: sum(rarity.get(term, 0) for term in run))
-            phrases[analyzer] = kept[:MAX_PHRASES]
-        spelled = tuple(dict.fromkeys(word.lower() for word in _RUNS.findall(text)))
-        return Query(terms, phrases, frozenset(pieces), spelled[:MAX_TERMS], self._clauses(text))
+            if found.slot in best
+            else found
+            for found in by_page
+        ]
+        ranked.sort(key=lambda found: -found.score)
+        return ranked
 
-    def _clauses(self, text: str) -> tuple[tuple[str, ...], ...]:
-        """The query's first `MAX_CLAUSES` clauses that a page may quote: of three different
-        words or more, each held by some page (a clause with a word no page holds is quoted
-        by none), not all common (`_telling`), each cut to its first `MAX_CLAUSE_WORDS`
-        words."""
-        kept: dict[tuple[str, ...], None] = {}
-        for part in _CLAUSE_BREAK.split(text):
-            words = tuple(self._index.analyze("words", part)[:MAX_CLAUSE_WORDS])
-            if len(set(words)) < PHRASE_WORDS:
-                continue
-            rarity = {word: self._pages.frequency(word) for word in words}
-            if not all(rarity.values()) or not self._telling(words, rarity):
-                continue
-            kept[words] = None
-            if len(kept) == MAX_CLAUSES:
-                break
-        return tuple(kept)
-
-    def _telling(self, words: Iterable[str], rarity: dict[str, int]) -> bool:
-        """Whether a phrase of `words` is asked for: not if each of them is on more than
-        `COMMON_SHARE` of the pages and on more than `COMMON_PAGES`. Such a phrase's pages
-        are half the tree or more, and a phrase is checked, position by position, on every
-        page holding all of its words (no bound on its score lets Tantivy skip one): over
-        1,000 pages of 20 KB, a query of such phrases cost 30 ms, and in owndocs mode,
-        whose ties ask for the pages of each tie apart, 170 to 190 ms. On the judged trees
-        no ranking changed without them. Over a hundred pages or fewer any phrase costs
-        little."""
-        most = max(COMMON_SHARE * self._pages.documents, COMMON_PAGES)
-        return min(rarity[word] for word in words) <= most
-
-    def passage_words(self, query: Query) -> dict[str, Word]:
-        """The query's words (stemmed) as a snippet looks for them: each weighing its idf over
-        the pages, found where a word of the text begins with it or with a query word whose
-        stem it is."""
-        rarest = query.terms.get("words", ())[:MAX_PASSAGE_WORDS]
-        spellings: dict[str, set[str]] = {term: {term} for term in rarest}
-        for spelled in query.spelled:
-            for term in self._index.analyze("words", spelled):
-                if term in spellings:
-                    spellings[term].add(spelled)
-        return {
-            term: Word(
-                self._pages.idf(term) * (PIECE_WEIGHT if term in query.pieces else 1.0),
-                word_pattern(sorted(spelled)),
-            )
-            for term, spelled in spellings.items()
-        }
-
-    def title_words(self, title: str) -> frozenset[str]:
-        """The words of a title, as `passage_words` names them."""
-        return frozenset(self._index.analyze("words", title))
-
-    def best_pages(
-        self, query: Query, limit: int, among: list[int] | None = None
-    ) -> list[tuple[int, float]]:
+    def best_pages(self, query: Query, limit: int, among: list[int] | None = None) -> list[Ranked]:
         """The best `limit` pages, best first, with their scores, and every other page
         scoring what the last of them does. With `among`, only those pages.
 
-        Tantivy cuts pages of equal score in the order of its segments, which indexing on
-        several threads leaves to chance: the pages tied at the cut are all returned, for
-        the caller to order them as it orders ties (by URL), so that one query over one tree
-        always answers the same. Asking again, twice as many each time, costs as many more
-        pages as tie there, which pages that differ never do.
+        Pages of equal score come in an order of Tantivy's own: the pages tied at the cut
+        are all returned, for the caller to order them as it orders ties (by URL), so that
+        one query over one tree always answers the same. Asking again, twice as many each
+        time, costs as many more pages as tie there, which pages that differ never do.
         """
-        asked = self._pages.query(query, among)
-        if asked is None or limit < 1:
+        if limit < 1:
             return []
         most = len(among) if among is not None else self._pages.searcher.num_docs
         # One page more than asked for tells whether a page ties with the last at the cut.
         count = limit + 1
         while True:
-            ranked = sorted(self._pages.best(asked, count).items(), key=lambda item: -item[1])
-            if len(ranked) < count or count >= most or ranked[-1][1] < ranked[limit - 1][1]:
-                if len(ranked) <= limit:
-                    return ranked
-                cut = ranked[limit - 1][1]
-                return [item for item in ranked if item[1] >= cut]
+            ranked = self.ranked(query, count, among)
+            if len(ranked) <= limit:
+                return ranked
+            cut = ranked[limit - 1].score
+            if len(ranked) < count or count >= most or ranked[count - 1].score < cut:
+                return [found for found in ranked if found.score >= cut]
             count = min(most, count * 2)
 
     def ties(self, query: Query) -> Ties:
         """Orders the pages of `query`'s ties (see `Ties`)."""
-        return Ties(self, self._pages, query)
+        return Ties(self, query)
+
+    def passage_words(self, query: Query) -> dict[str, Word]:
+        """The query's words (stemmed) as a snippet looks for them: each weighing its idf over
+        the pages, found where a word of the text begins with it or with a query word whose
+        stem it is."""
+        rarest = query.words[:MAX_PASSAGE_WORDS]
+        spellings: dict[str, set[str]] = {word: {word} for word in rarest}
+        for spelled in query.spelled:
+            for word in self._index.analyze(spelled):
+                if word in spellings:
+                    spellings[word].add(spelled)
+        documents = self._pages.documents
+        return {
+            word: Word(
+                _idf(documents, self._pages.frequency(word)) * query.weight(word),
+                word_pattern(sorted(spelled)),
+            )
+            for word, spelled in spellings.items()
+        }
+
+    def title_words(self, title: str) -> frozenset[str]:
+        """The words of a title, as `passage_words` names them."""
+        return frozenset(self._index.analyze(title))
+
+
+def _term(schema: tantivy.Schema, field: str, term: str, weight: float) -> tantivy.Query:
+    return tantivy.Query.boost_query(tantivy.Query.term_query(schema, field, term), weight)
+
+
+def _phrase(
+    schema: tantivy.Schema, words: tuple[str, ...], slop: int, weight: float
+) -> tantivy.Query:
+    phrase = tantivy.Query.phrase_query(schema, "text", list(words), slop)
+    return tantivy.Query.boost_query(phrase, weight)
+
+
+def _concepts(
+    words: dict[str, list[tantivy.Query]], names: dict[str, list[tantivy.Query]]
+) -> list[tantivy.Query]:
+    """One clause a word and one a name, but one for a word that is also a name (`HSET`,
+    `useFetch`: one token the words and the names both read whole): the better of the two,
+    and `NAME_TIE` of the other, so that one token of the query does not count twice."""
+    clauses = []
+    for word, found in words.items():
+        also = names.get(word)
+        if also and found:
+            joined = [_all_of(found), _all_of(also)]
+            clauses.append(tantivy.Query.disjunction_max_query(joined, NAME_TIE))
+        elif found:
+            clauses.extend(found)
+    for name, found in names.items():
+        if name not in words:
+            clauses.extend(found)
+    return clauses
+
+
+def _all_of(clauses: list[tantivy.Query]) -> tantivy.Query:
+    """The sum of `clauses`' scores, where any matches."""
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, clause) for clause in clauses])
+
+
+def _any(clauses: list[tantivy.Query]) -> tantivy.Query | None:
+    if not clauses:
+        return None
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, clause) for clause in clauses])
 
 
 class Ties:
@@ -492,33 +448,27 @@ class Ties:
     often among the query's best anyway. The whole index's best pages are read once per
     search; every page of a set scoring more than the last page read is among them, so
     when `limit` of the set do, or the index had no more pages to give, that is the answer.
+    Exact for an index without sections, whose pages score their own scores alone.
     """
 
-    def __init__(self, snapshot: Snapshot, side: _Side, query: Query) -> None:
+    def __init__(self, snapshot: Snapshot, query: Query) -> None:
         self._snapshot = snapshot
-        self._side = side
         self._query = query
-        self._asked: tantivy.Query | None = None
-        self._ranked: list[tuple[int, float]] = []
+        self._ranked: list[Ranked] = []
         self._read = 0
 
-    def best(self, limit: int, among: list[int]) -> list[tuple[int, float]]:
+    def best(self, limit: int, among: list[int]) -> list[Ranked]:
         """The best `limit` pages of `among` by score, best first, and every other page of
         `among` scoring what the last of them does (and maybe more pages of `among`)."""
-        side = self._side
-        everything = int(side.searcher.num_docs)
+        everything = self._snapshot.pages
         wanted = min(everything, max(PAGE_HITS, _TIES_READ * limit))
         if self._read < wanted:
-            if self._asked is None:
-                self._asked = side.query(self._query, None)
-            if self._asked is None:
-                return []
-            found = side.best(self._asked, wanted)
-            self._ranked = sorted(found.items(), key=lambda item: -item[1])
+            self._ranked = self._snapshot.ranked(self._query, wanted)
             self._read = wanted
         members = set(among)
-        inside = [item for item in self._ranked if item[0] in members]
+        inside = [found for found in self._ranked if found.slot in members]
         exhausted = len(self._ranked) < self._read or self._read >= everything
-        if exhausted or (len(inside) >= limit and inside[limit - 1][1] > self._ranked[-1][1]):
+        last = self._ranked[-1].score if self._ranked else 0.0
+        if exhausted or (len(inside) >= limit and inside[limit - 1].score > last):
             return inside
         return self._snapshot.best_pages(self._query, limit, among)

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from ..codec import LongInteger
 from ..lines import MAX_LINE_COUNT, MAX_WINDOW_BYTES, read_window
+from ..search import bounds
+from ..search_index import Hits
 from ..site import NothingReadable
 from ..sources.page_paths import page_path, page_segments
 from .base import Argument, Integer, Text, Tool, Toolset, input_schema
@@ -30,17 +32,11 @@ SEARCH_DOCS = "search_docs"
 FETCH_PAGE = "fetch_page"
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
-# A query's cost grows with its distinct words (each may take a pass over every page's
-# text); no one types a search of more than a few, and even a pasted sentence stays under
-# both. Beyond them the tool says so, as it says an empty query is no query: a result the
-# agent reads and can act on. The schema is the contract's and declares no bound, so a
-# query over them is no malformed request (-32602).
-MAX_QUERY_CHARACTERS = 1000
-MAX_QUERY_WORDS = 32
-QUERY_TOO_LONG = (
-    f"Query too long: at most {MAX_QUERY_CHARACTERS} characters "
-    f"and {MAX_QUERY_WORDS} different words."
-)
+# A query's cost grows with its different words: one past these bounds is ranked on its
+# most informative leading words within them, and its result says how many it used
+# (`termsUsed`; see `search.bounds`).
+MAX_QUERY_CHARACTERS = bounds.MAX_CHARACTERS
+MAX_QUERY_WORDS = bounds.MAX_WORDS
 
 # What JavaScript's `Number(text)` trims as whitespace (its WhiteSpace and LineTerminator).
 _JS_SPACE = "\t\n\v\f\r \xa0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
@@ -194,9 +190,10 @@ def text_result(text: str, *, is_error: bool = False) -> Result:
     return result
 
 
-def search_document(query: str, hits: Iterable[Hit]) -> str:
-    """`{"query": …, "results": [{"title", "url", "snippet", "line"?}, …]}` exactly as
-    `json.dumps(document, indent=2, ensure_ascii=False)` writes it.
+def search_document(query: str, hits: Iterable[Hit], terms_used: int | None = None) -> str:
+    """`{"query": …, "termsUsed"?: …, "results": [{"title", "url", "snippet", "line"?}, …]}`
+    exactly as `json.dumps(document, indent=2, ensure_ascii=False)` writes it; `termsUsed`
+    only for a query past the bound, which was ranked on that many of its words.
 
     That call's indentation takes the standard library's pure-Python encoder (27 to 41 µs
     for five results); this writes the one shape a search returns, with the C string
@@ -216,7 +213,8 @@ def search_document(query: str, hits: Iterable[Hit]) -> str:
             result += f',\n      "line": {int(hit.line)}'
         results.append(result + "\n    }")
     listed = "[\n" + ",\n".join(results) + "\n  ]" if results else "[]"
-    return '{\n  "query": ' + _string(query) + ',\n  "results": ' + listed + "\n}"
+    used = "" if terms_used is None else f',\n  "termsUsed": {int(terms_used)}'
+    return '{\n  "query": ' + _string(query) + used + ',\n  "results": ' + listed + "\n}"
 
 
 def _document(document: dict[str, object]) -> Result:
@@ -258,13 +256,12 @@ class SearchDocs(_SiteTool):
         limit = LIMIT.take(arguments)
         if query is None or not query.split():
             return text_result("Missing or empty query.", is_error=True)
-        if len(query) > MAX_QUERY_CHARACTERS or len(set(query.lower().split())) > MAX_QUERY_WORDS:
-            return text_result(QUERY_TOO_LONG, is_error=True)
         try:
             hits = self._pages.search(query, limit)
         except NothingReadable as error:  # not "no match": nothing could be searched
             return text_result(str(error), is_error=True)
-        return text_result(search_document(query, hits))
+        used = hits.terms_used if isinstance(hits, Hits) else None
+        return text_result(search_document(query, hits, used))
 
 
 class FetchPage(_SiteTool):

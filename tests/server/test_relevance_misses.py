@@ -1,0 +1,130 @@
+"""The relevance ranking's classes of misses (issue 37), each on a small tree of its own:
+names kept whole, links not counted as a page's words, a question's own words, one title
+word, and a pasted paragraph."""
+
+from __future__ import annotations
+
+from kinetis_mcp_docs.server.search_index import SearchIndex
+
+PROSE = "Pages render on the server first and then hydrate in the browser. " * 3
+
+
+def _first(pages: dict[str, str], query: str) -> str:
+    return SearchIndex("relevance").changed(pages.items()).search(query, 5)[0].url
+
+
+def test_an_api_reference_page_ranks_first_for_its_own_name_not_pages_about_its_words() -> None:
+    # Stemmed, `Request.cookies` is "request" and "cooki", which every page about cookies
+    # holds in its title and says more often than the reference page does.
+    pages = {
+        "/api/request": "# Request\n\nAn incoming request.\n\n## `Request.cookies`\n\nThe "
+        "cookies it carries, by name.\n\n## `Request.url`\n\nIts address. " + PROSE + "\n",
+        **{
+            f"/guide/cookies-{n}": f"# Cookies in a request {n}\n\nA request sends cookies; "
+            f"cookies expire; a cookie request sets cookies for the request. {PROSE}\n"
+            for n in range(4)
+        },
+    }
+    assert _first(pages, "Request.cookies") == "/api/request"
+
+
+def test_a_compiler_flag_finds_its_own_page_not_pages_about_the_word() -> None:
+    pages = {
+        "/build/options": "# Compiler options\n\n- `/strict-`: turns the checks off.\n"
+        "- `/O2`: optimizes for speed.\n" + PROSE + "\n",
+        **{
+            f"/guide/strictness-{n}": f"# Strict mode {n}\n\nStrict code is strictly "
+            f"better; strictness and strict checks, strictly. {PROSE}\n"
+            for n in range(4)
+        },
+    }
+    assert _first(pages, "/strict-") == "/build/options"
+
+
+def test_a_page_that_only_links_to_a_definition_does_not_outrank_it() -> None:
+    # The links' targets (`/api/headers#set-cookie`) are where they point, not what the
+    # linking pages say; the definition is one section of a long reference page.
+    headers = "".join(
+        f"## `{name}`\n\nThe `{name}` header. {PROSE}\n\n"
+        for name in ("Accept", "Age", "Allow", "Date", "ETag", "Expect", "Set-Cookie", "Via")
+    )
+    linking = "Read [the header](/api/headers#set-cookie) first. "
+    pages = {
+        "/api/headers": f"# HTTP headers\n\n{headers}",
+        **{f"/guide/linking-{n}": f"# Guide {n}\n\n{linking * 4}\n" for n in range(4)},
+        **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(12)},
+    }
+    assert _first(pages, "set-cookie") == "/api/headers"
+
+
+def test_a_questions_own_words_do_not_pull_in_headings_that_say_them() -> None:
+    # "How should I ... my" are rare in documentation, and upgrade guides say them in every
+    # heading; the page the question is about says "test files".
+    pages = {
+        "/guide/layout": "# Project layout\n\nName test files `*.test.ts` so that the "
+        "runner finds them. " + PROSE + "\n",
+        **{
+            f"/upgrade/v{n}": f"# Upgrading to v{n}\n\n## How should I upgrade my app?\n\n"
+            f"## What should I do first?\n\nName the version in the file. {PROSE}\n"
+            for n in range(6)
+        },
+    }
+    assert _first(pages, "how should I name my test files") == "/guide/layout"
+
+
+def test_a_single_title_word_does_not_outweigh_the_page_the_question_is_about() -> None:
+    # "express" in a question about expressing a computed value, and a page titled after
+    # another framework.
+    pages = {
+        "/guide/migrating-from-express": "# Coming from Express\n\nRoutes and handlers, "
+        "as you wrote them. " + PROSE + "\n",
+        "/guide/reactivity": "# Reactivity\n\n"
+        + PROSE * 3
+        + "To express a value computed from others, declare it so.\n",
+        **{f"/guide/other-{n}": f"# Other {n}\n\nA value. {PROSE}\n" for n in range(6)},
+    }
+    assert _first(pages, "how to express a value computed from other values") == (
+        "/guide/reactivity"
+    )
+
+
+def test_a_flag_kept_whole_beats_titles_holding_its_words() -> None:
+    # Split, `--no-verify` is "no" and "verify", and "no" is in every title saying "No".
+    pages = {
+        "/cli/commit": "# commit\n\n## Options\n\n- `--no-verify`: skips the hooks.\n"
+        "- `--amend`: rewrites the last commit. " + PROSE + "\n",
+        **{
+            f"/faq/no-{n}": f"# No {n}: verify the setup\n\nNo, verify it first. {PROSE}\n"
+            for n in range(6)
+        },
+    }
+    assert _first(pages, "--no-verify") == "/cli/commit"
+
+
+def test_an_identifier_whole_beats_the_title_words_it_is_made_of() -> None:
+    # Split, `HeadersInit` is the words "headers" and "init", which these titles hold; the
+    # page that defines it names it once, in a table of a long page.
+    pages = {
+        "/api/fetch": "# Fetch API\n\n" + PROSE * 3 + "\n\n| type | what |\n| --- | --- |\n"
+        "| `HeadersInit` | a record or pairs of strings |\n| `BodyInit` | a body |\n",
+        **{
+            f"/guide/headers-{n}": f"# Headers {n} at init\n\nSet headers at init:\n\n"
+            f"```ts\nconst headers: HeadersInit = {{}}\n```\n\n{PROSE}\n"
+            for n in range(6)
+        },
+    }
+    assert _first(pages, "HeadersInit") == "/api/fetch"
+
+
+def test_a_pasted_paragraph_of_60_words_is_answered_on_its_telling_words() -> None:
+    pages = {
+        "/guide/pool": "# Connection pool\n\nWhen you see `PoolExhaustedError`, raise "
+        "`maxConnections` in the pool's settings.\n",
+        **{f"/guide/topic-{n}": f"# Topic {n}\n\n{PROSE}\n" for n in range(6)},
+    }
+    noise = " ".join(f"req-{n:04x}" for n in range(50))
+    paragraph = f"worker 3 started {noise} then PoolExhaustedError: no connection left in the pool"
+    assert len(paragraph.split()) >= 60
+    hits = SearchIndex("relevance").changed(pages.items()).search(paragraph, 5)
+    assert hits.terms_used == 32
+    assert hits[0].url == "/guide/pool"
