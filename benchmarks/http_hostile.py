@@ -42,9 +42,9 @@ from benchmarks.report import Row, X, summary, times
 from benchmarks.stage import PROJECT_ROOT
 from benchmarks.wire import BenchError
 from kinetis_mcp_docs.server.http.app import MAX_BODY_BYTES
-from kinetis_mcp_docs.server.http.body_budget import DEFAULT_BODY_MEMORY_MIB
-from kinetis_mcp_docs.server.http.connections import HEAD_FREE_READS, MIN_PIECE_BYTES
-from kinetis_mcp_docs.server.http.counter import SlidingWindowCounter
+from kinetis_mcp_docs.server.http.limits.body_budget import DEFAULT_BODY_MEMORY_MIB
+from kinetis_mcp_docs.server.http.limits.counter import SlidingWindowCounter
+from kinetis_mcp_docs.server.http.uvicorn.connections import HEAD_FREE_READS, MIN_PIECE_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@
 same pages from the same origin: `https://raw.githubusercontent.com/...` through httpx,
 honouring `HTTPS_PROXY` and `SSL_CERT_FILE`, streamed and abandoned past 4 MiB, with a 10 s
 idle timeout and a 30 s total deadline. The window and search logic is the project's own
-(`kinetis_mcp_docs.server.lines`), so what the benchmark compares is the transport and the
+(`kinetis_mcp_docs.server.core.lines`), so what the benchmark compares is the transport and the
 framework, not the algorithms.
 
 It is written the way the SDK's documentation shows: typed function signatures become
@@ -34,9 +34,9 @@ from mcp_types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotatio
 from pydantic import Field
 
 from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.server import catalogue
 from kinetis_mcp_docs.server.application import INSTRUCTIONS, SERVER_NAME
-from kinetis_mcp_docs.server.lines import MAX_LINE_COUNT
+from kinetis_mcp_docs.server.core import catalogue
+from kinetis_mcp_docs.server.core.lines import MAX_LINE_COUNT
 from kinetis_mcp_docs.server.sources.fetcher import ORIGIN_PREFIX
 from kinetis_mcp_docs.server.tools.doc_tools import (
     MAX_QUERY_LENGTH,

@@ -92,7 +92,7 @@ def _bm25s(root: Path) -> Callable[[str], bool]:
     """`bm25s` over `root` as the evaluation's baseline reads it: title twice and the text."""
     import bm25s  # type: ignore[import-not-found, unused-ignore]  # noqa: PLC0415
 
-    from kinetis_mcp_docs.server.search_index import split_frontmatter  # noqa: PLC0415
+    from kinetis_mcp_docs.server.search.index import split_frontmatter  # noqa: PLC0415
 
     corpus = []
     for path in pages_of(root):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kinetis_mcp_docs.printable import one_line
-from kinetis_mcp_docs.server.display import stderr_line
+from kinetis_mcp_docs.server.core.display import stderr_line
 
 
 def test_printable_text_comes_back_as_it_is() -> None:

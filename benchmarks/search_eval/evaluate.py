@@ -252,7 +252,7 @@ def bm25s_system(root: Path) -> System | None:
         import bm25s  # type: ignore[import-not-found, unused-ignore]  # noqa: PLC0415
     except ImportError:
         return None
-    from kinetis_mcp_docs.server.search_index import split_frontmatter  # noqa: PLC0415
+    from kinetis_mcp_docs.server.search.index import split_frontmatter  # noqa: PLC0415
 
     urls, corpus, texts = [], [], {}
     for path in sorted(root.rglob("*.md")):
@@ -293,7 +293,7 @@ def fts5_system(root: Path) -> System:
     FTS5's own `snippet()` of the text; the agent reads the whole page."""
     import sqlite3  # noqa: PLC0415
 
-    from kinetis_mcp_docs.server.search_index import split_frontmatter  # noqa: PLC0415
+    from kinetis_mcp_docs.server.search.index import split_frontmatter  # noqa: PLC0415
 
     database = sqlite3.connect(":memory:", check_same_thread=False)
     database.execute(

@@ -60,7 +60,7 @@ NOT_RUN: dict[str, str] = {
     ".venv/bin/kinetis-docs serve --http --docs-dir ./docs": _FIXED_PORT,
     "KINETIS_DOCS_PAGES_DIR=/srv/docs MCP_BEARER_TOKEN=... uvicorn --factory "
     "kinetis_mcp_docs.server.http:create_app --host 0.0.0.0 --workers 4 "
-    "--http kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol --ws none": (
+    "--http kinetis_mcp_docs.server.http.uvicorn.connection:BoundedHttpToolsProtocol --ws none": (
         "a deployment's own directory and address: test_deploy.py runs the factory under uvicorn"
     ),
     f"{_CLONE} && {_SESSION}": _README_INSTALL,

@@ -297,7 +297,7 @@ HEAVY_MODULES = {
     "kinetis_mcp_docs.server.http",
     "kinetis_mcp_docs.server.site",
     "kinetis_mcp_docs.server.search",
-    "kinetis_mcp_docs.server.search_index",
+    "kinetis_mcp_docs.server.search.index",
     "sqlite3",
     "tantivy",
     "kinetis_mcp_docs.server.tools.site_tools",

@@ -477,7 +477,7 @@ def test_a_session_whose_install_is_deleted_while_it_serves_answers_an_error_and
         # Imported by the registered command's own module: what would say the line.
         "installer/names.py",
         # Imported once the start is done with: the server itself.
-        "server/stdio.py",
+        "server/stdio/serve.py",
     ],
 )
 def test_the_registered_command_of_a_half_removed_environment_exits_1_with_one_line(

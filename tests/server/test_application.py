@@ -16,7 +16,7 @@ from kinetis_mcp_docs.server.application import (
     PageUnavailable,
     UnknownResource,
 )
-from kinetis_mcp_docs.server.catalogue import PAGES
+from kinetis_mcp_docs.server.core.catalogue import PAGES
 from kinetis_mcp_docs.server.sources.page_source import PageFetchError
 
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from kinetis_mcp_docs.server.application import DocsApplication
-from kinetis_mcp_docs.server.catalogue import PAGES, URI_PREFIX, slug_of
+from kinetis_mcp_docs.server.core.catalogue import PAGES, URI_PREFIX, slug_of
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from kinetis_mcp_docs.server import reasons
-from kinetis_mcp_docs.server.display import readable, say, utf8_encodable
+from kinetis_mcp_docs.server.core import reasons
+from kinetis_mcp_docs.server.core.display import readable, say, utf8_encodable
 
 pytestmark = pytest.mark.interpreter  # surrogate escapes and the codecs
 

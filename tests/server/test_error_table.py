@@ -10,23 +10,24 @@ import sys
 
 import pytest
 
-from kinetis_mcp_docs.server import exceptions, reasons
-from kinetis_mcp_docs.server.errors import ERRORS, MISSING_FILES
-from kinetis_mcp_docs.server.exceptions import (
+from kinetis_mcp_docs.server.core import exceptions, reasons
+from kinetis_mcp_docs.server.core.exceptions import (
     DocsError,
     InvalidArguments,
     PageUnavailable,
     RejectedUrl,
     UnknownResource,
 )
-from kinetis_mcp_docs.server.protocol.dispatch import Dispatcher, ErrorTable, Method, MethodTable
+from kinetis_mcp_docs.server.errors import ERRORS, MISSING_FILES
+from kinetis_mcp_docs.server.protocol.dispatch import ErrorTable, Method, MethodTable
 from kinetis_mcp_docs.server.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     RESOURCE_NOT_FOUND,
     RpcError,
 )
-from kinetis_mcp_docs.server.protocol.framing import FrameWriter
+from kinetis_mcp_docs.server.stdio.dispatcher import Dispatcher
+from kinetis_mcp_docs.server.stdio.framing import FrameWriter
 
 
 def _error_classes(base: type[Exception]) -> set[type[Exception]]:
@@ -109,7 +110,7 @@ def test_a_module_that_cannot_be_loaded_is_a_missing_file_logged_in_one_line_not
 
 # A host that configures no logging at all: what of ours reaches its stderr.
 _UNCONFIGURED_HOST = """
-from kinetis_mcp_docs.server.exceptions import PageUnavailable
+from kinetis_mcp_docs.server.core.exceptions import PageUnavailable
 from kinetis_mcp_docs.server.errors import ERRORS
 answer = ERRORS.rpc_error(PageUnavailable("kinetis://docs/x", "https://o/x.md", "HTTP 503"))
 print(answer.message)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.server.protocol.framing import (
+from kinetis_mcp_docs.server.stdio.framing import (
     OVERSIZED,
     FrameWriteError,
     FrameWriter,

@@ -6,7 +6,7 @@ import random
 import time
 from collections.abc import Callable
 
-from kinetis_mcp_docs.server.lines import (
+from kinetis_mcp_docs.server.core.lines import (
     MAX_WINDOW_BYTES,
     SearchResult,
     line_offset,

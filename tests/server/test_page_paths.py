@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from kinetis_mcp_docs.server.exceptions import RejectedUrl
-from kinetis_mcp_docs.server.sources.page_paths import MALFORMED, percent_decoded
+from kinetis_mcp_docs.server.core.exceptions import RejectedUrl
+from kinetis_mcp_docs.server.site.page_paths import MALFORMED, percent_decoded
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 

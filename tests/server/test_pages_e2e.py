@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS
-from kinetis_mcp_docs.server.protocol.framing import FrameWriter
+from kinetis_mcp_docs.server.stdio.framing import FrameWriter
 from tests.server.conftest import SpawnServer
 from tests.support.bombs import GZIP_BOMBS, MIB, deflate_bomb, raw_deflate_bomb
 from tests.support.origin import CLIENT_GONE, DocsOrigin, page_path
@@ -347,7 +347,7 @@ def test_end_of_input_lets_reads_in_flight_finish(
 
 STRAY_WRITER = """
 import os, subprocess, sys, warnings
-from kinetis_mcp_docs.server.stdio import reserve_stdout
+from kinetis_mcp_docs.server.stdio.serve import reserve_stdout
 frames = reserve_stdout()
 print("a stray print")
 warnings.warn("a warning")

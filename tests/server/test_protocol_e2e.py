@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.server.catalogue import PAGES
+from kinetis_mcp_docs.server.core.catalogue import PAGES
 from kinetis_mcp_docs.server.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,

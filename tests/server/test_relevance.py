@@ -20,10 +20,10 @@ from benchmarks.search_eval import evaluate
 
 from benchmarks import http_tree
 from kinetis_mcp_docs.server.application import DocsApplication
+from kinetis_mcp_docs.server.search.index import SearchIndex
 from kinetis_mcp_docs.server.search.page_text import sections
 from kinetis_mcp_docs.server.search.passages import PageShape, Word, read_page, word_pattern
 from kinetis_mcp_docs.server.search.relevance import PageText, Query, RelevanceIndex
-from kinetis_mcp_docs.server.search_index import SearchIndex
 from kinetis_mcp_docs.server.tools.base import Toolset
 from tests.support.http import tool_text, write_tree
 
@@ -306,7 +306,7 @@ def _top(
 _SEARCH_IN_A_PROCESS = """
 import json, sys
 from pathlib import Path
-from kinetis_mcp_docs.server.search_index import SearchIndex
+from kinetis_mcp_docs.server.search.index import SearchIndex
 
 root = Path(sys.argv[1])
 pages = [("/" + path.relative_to(root).as_posix()[:-3], path.read_text(encoding="utf-8"))

@@ -4,7 +4,7 @@ word, and a pasted paragraph."""
 
 from __future__ import annotations
 
-from kinetis_mcp_docs.server.search_index import SearchIndex
+from kinetis_mcp_docs.server.search.index import SearchIndex
 
 PROSE = "Pages render on the server first and then hydrate in the browser. " * 3
 

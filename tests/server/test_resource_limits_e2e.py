@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR
-from kinetis_mcp_docs.server.stdio import WORKER_STACK_BYTES
+from kinetis_mcp_docs.server.stdio.serve import WORKER_STACK_BYTES
 from tests.server.conftest import SpawnServer
 from tests.support.origin import DocsOrigin, page_path
 from tests.support.stdio import ServerProcess, serve_argv

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from kinetis_mcp_docs.server.search_index import Hit
+from kinetis_mcp_docs.server.search.index import Hit
 from kinetis_mcp_docs.server.tools.site_tools import search_document
 
 # Every kind of character a title, URL, snippet or query can hold that JSON writes its own

@@ -7,10 +7,10 @@ import string
 
 import pytest
 
-from kinetis_mcp_docs.server import search_index
 from kinetis_mcp_docs.server.search import bodies
+from kinetis_mcp_docs.server.search import index as search_index
+from kinetis_mcp_docs.server.search.index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
 from kinetis_mcp_docs.server.search.page_text import around, around_known, clip
-from kinetis_mcp_docs.server.search_index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
 
 pytestmark = pytest.mark.interpreter  # Tantivy's release differs by interpreter (0.26 on 3.10)
 

@@ -8,10 +8,10 @@ import time
 import pytest
 
 from kinetis_mcp_docs.server.search import bounds
+from kinetis_mcp_docs.server.search.index import SearchIndex
 from kinetis_mcp_docs.server.search.names import code_spans, names, words_of
 from kinetis_mcp_docs.server.search.page_text import without_link_targets
 from kinetis_mcp_docs.server.search.question_words import is_question_word
-from kinetis_mcp_docs.server.search_index import SearchIndex
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.server.catalogue import PAGES
+from kinetis_mcp_docs.server.core.catalogue import PAGES
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND
 from tests.server.conftest import SpawnServer
 from tests.support.origin import DocsOrigin, page_path

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.server import site
-from kinetis_mcp_docs.server.catalogue import PAGES
-from kinetis_mcp_docs.server.exceptions import RejectedUrl
-from kinetis_mcp_docs.server.search_index import Hit, SearchIndex
-from kinetis_mcp_docs.server.site import CataloguePages, TreePages
-from kinetis_mcp_docs.server.sources import tree_files
+from kinetis_mcp_docs.server.core.catalogue import PAGES
+from kinetis_mcp_docs.server.core.exceptions import RejectedUrl
+from kinetis_mcp_docs.server.search.index import Hit, SearchIndex
+from kinetis_mcp_docs.server.site import pages as site
+from kinetis_mcp_docs.server.site import tree_files
+from kinetis_mcp_docs.server.site.pages import CataloguePages, TreePages
+from kinetis_mcp_docs.server.site.tree_watch import TreeWatch
 from kinetis_mcp_docs.server.sources.page_source import PageFetchError
-from kinetis_mcp_docs.server.sources.tree_watch import TreeWatch
 from tests.support.http import write_tree
 from tests.support.processes import wait_for
 

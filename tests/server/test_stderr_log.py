@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kinetis_mcp_docs.server.stderr_log import StderrLog
+from kinetis_mcp_docs.server.stdio.stderr_log import StderrLog
 
 pytestmark = pytest.mark.interpreter  # the logging module's handlers
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kinetis_mcp_docs.server.protocol.errors import INTERNAL_ERROR
-from kinetis_mcp_docs.server.stderr_log import QUEUE_BYTES
+from kinetis_mcp_docs.server.stdio.stderr_log import QUEUE_BYTES
 from tests.server.conftest import SpawnServer
 from tests.support.stdio import assert_only_frames, serve_argv
 

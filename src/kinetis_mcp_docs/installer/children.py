@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
 
-from kinetis_mcp_docs.installer.errors import InstallerError, Terminated
+from .errors import InstallerError, Terminated
 
 # Variables that load foreign code into the interpreters involved.
 SCRUBBED_VARIABLES = frozenset({"PYTHONPATH", "PYTHONHOME"})

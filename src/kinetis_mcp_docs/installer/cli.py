@@ -20,12 +20,12 @@ from typing import Any
 
 import click
 
-from kinetis_mcp_docs.installer.errors import (
+from ..printable import one_line
+from .errors import (
     InstallerError,
     interrupted_exit_code,
     interruption,
 )
-from kinetis_mcp_docs.printable import one_line
 
 
 class _OneLineUsage(click.UsageError):
@@ -183,9 +183,9 @@ def setup(client: str | None) -> None:
       variable is set. An install from a clone is set up again from the clone
       (`nox -s setup_from_source`), which this setup names when asked to.
     """
-    from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
-    from kinetis_mcp_docs.installer.commands.setup import run_setup  # noqa: PLC0415
-    from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs  # noqa: PLC0415 - keep start lean
+    from .children import terminations_raised  # noqa: PLC0415
+    from .commands.setup import run_setup  # noqa: PLC0415
+    from .install_dir.advice import kinetis_docs  # noqa: PLC0415 - keep start lean
 
     with terminations_raised():
         result = run_setup(client, say=_say)
@@ -219,8 +219,8 @@ def status(*, as_json: bool) -> None:
     Network: what the server needs, raw.githubusercontent.com (or nothing,
       with a registered pages directory); the package index if an update is due.
     """
-    from kinetis_mcp_docs.installer.commands.status import gather_status  # noqa: PLC0415
-    from kinetis_mcp_docs.installer.commands.status_report import render  # noqa: PLC0415
+    from .commands.status import gather_status  # noqa: PLC0415
+    from .commands.status_report import render  # noqa: PLC0415
 
     report = gather_status(os.environ)
     if as_json:
@@ -245,8 +245,8 @@ def update() -> None:
       PIP_INDEX_URL, PIP_FIND_LINKS, ...); none for an install from a clone,
       which reads its own copy of the clone's wheelhouse.
     """
-    from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
-    from kinetis_mcp_docs.installer.commands.update import run_update  # noqa: PLC0415
+    from .children import terminations_raised  # noqa: PLC0415
+    from .commands.update import run_update  # noqa: PLC0415
 
     with terminations_raised():
         updated = run_update(os.environ, say=_say)
@@ -269,8 +269,8 @@ def uninstall(client: str | None) -> None:
     Install directory: KINETIS_MCP_DOCS_DIR, or ~/.kinetis-mcp-docs when unset.
     Network: none.
     """
-    from kinetis_mcp_docs.installer.children import terminations_raised  # noqa: PLC0415
-    from kinetis_mcp_docs.installer.commands.uninstall import run_uninstall  # noqa: PLC0415
+    from .children import terminations_raised  # noqa: PLC0415
+    from .commands.uninstall import run_uninstall  # noqa: PLC0415
 
     with terminations_raised():
         run_uninstall(client, say=_say)
@@ -483,13 +483,13 @@ def serve(docs_dir: str | None, *, http: bool, **options: Any) -> None:
         if given:
             flag = "--" + given[0].replace("_", "-")
             raise _OneLineUsage(f"{flag} applies to --http only")
-        from kinetis_mcp_docs.server.stdio import main as serve_main  # noqa: PLC0415
+        from ..server.stdio.serve import main as serve_main  # noqa: PLC0415
 
         sys.exit(serve_main(["--docs-dir", docs_dir] if docs_dir else []))
     missing: str | None
     try:
-        from kinetis_mcp_docs.server.http.serve import missing_extra  # noqa: PLC0415
-        from kinetis_mcp_docs.server.http.serve import serve as serve_http  # noqa: PLC0415
+        from ..server.http.uvicorn.serve import missing_extra  # noqa: PLC0415
+        from ..server.http.uvicorn.serve import serve as serve_http  # noqa: PLC0415
     except ImportError as error:
         missing = error.name or "a module of it"
     else:
@@ -573,6 +573,6 @@ def start() -> None:
       (HTTPS_PROXY and SSL_CERT_FILE are honoured), unless the registered
       --docs-dir serves the pages from a directory.
     """
-    from kinetis_mcp_docs.installer.start import main as start_main  # noqa: PLC0415
+    from .start import main as start_main  # noqa: PLC0415
 
     sys.exit(start_main())

@@ -54,13 +54,15 @@ import sys
 import time
 
 try:
-    from kinetis_mcp_docs import __version__
-    from kinetis_mcp_docs.installer.install_dir.files import read_regular
-    from kinetis_mcp_docs.installer.install_dir.throttle import (
+    from .. import __version__
+    from ..server.core.display import say
+    from ..server.stdio.standard_streams import StdoutClosed, open_standard_streams
+    from .install_dir.files import read_regular
+    from .install_dir.throttle import (
         is_due,
         read_last_check,
     )
-    from kinetis_mcp_docs.installer.names import (
+    from .names import (
         CURRENT_NAME,
         DOCS_DIR_OPTION,
         ENVS_NAME,
@@ -70,8 +72,6 @@ try:
         PAGES_NAME,
         SERVER_MODULE,
     )
-    from kinetis_mcp_docs.server.display import say
-    from kinetis_mcp_docs.server.standard_streams import StdoutClosed, open_standard_streams
 except ImportError as missing:
     # Run as the registered command from an environment whose files are partly gone (an
     # uninstall interrupted, a directory deleted by hand): one line, not a traceback. The
@@ -118,7 +118,7 @@ def main() -> int:
         return 1
     pin_to_environment(_STARTED_AS, _ENVIRONMENT)
     # The command line is refused before anything is read, an update's lock included.
-    from kinetis_mcp_docs.server.stdio import UsageError, parse_docs_dir  # noqa: PLC0415
+    from ..server.stdio.serve import UsageError, parse_docs_dir  # noqa: PLC0415
 
     arguments = sys.argv[1:]
     if not {"-h", "--help"} & set(arguments):
@@ -140,7 +140,7 @@ def main() -> int:
             # The server's own options (`--docs-dir`) go with it, as registered.
             os.execv(python, [python, "-I", "-m", SERVER_MODULE, *arguments])  # noqa: S606
         _say(f"{root}/{CURRENT_NAME} has no usable Python; serving {__version__} instead.")
-    from kinetis_mcp_docs.server.stdio import main as serve  # noqa: PLC0415 - after pinning
+    from ..server.stdio.serve import main as serve  # noqa: PLC0415 - after pinning
 
     return serve(arguments)
 
@@ -211,8 +211,8 @@ def _update(root: str) -> str:
         # pay for filelock, subprocess, json, venv machinery and pathlib.
         from pathlib import Path  # noqa: PLC0415
 
-        from kinetis_mcp_docs.installer.layout import InstallLayout  # noqa: PLC0415
-        from kinetis_mcp_docs.installer.update import (  # noqa: PLC0415
+        from .layout import InstallLayout  # noqa: PLC0415
+        from .update import (  # noqa: PLC0415
             spawn_timeout,
             update_if_due,
         )

@@ -40,26 +40,26 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.envs.candidate import candidate
-from kinetis_mcp_docs.installer.envs.environment import Environment
-from kinetis_mcp_docs.installer.envs.metadata import DISTRIBUTION
-from kinetis_mcp_docs.installer.envs.pip import PipRun
-from kinetis_mcp_docs.installer.envs.resolve import resolve
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.lock import LockBusy, update_lock
-from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
-from kinetis_mcp_docs.installer.install_dir.pages import refresh_pages
-from kinetis_mcp_docs.installer.install_dir.safety import check_install
-from kinetis_mcp_docs.installer.install_dir.scratch import emptied_scratch
-from kinetis_mcp_docs.installer.install_dir.throttle import (
+from ..seconds import parse_seconds
+from .envs.candidate import candidate
+from .envs.environment import Environment
+from .envs.metadata import DISTRIBUTION
+from .envs.pip import PipRun
+from .envs.resolve import resolve
+from .errors import InstallerError
+from .install_dir.lock import LockBusy, update_lock
+from .install_dir.package_source import PackageSource, read_source
+from .install_dir.pages import refresh_pages
+from .install_dir.safety import check_install
+from .install_dir.scratch import emptied_scratch
+from .install_dir.throttle import (
     is_due,
     read_last_check,
     record_failure,
     record_success,
 )
-from kinetis_mcp_docs.installer.install_dir.wheelhouse import refresh_wheelhouse
-from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
-from kinetis_mcp_docs.seconds import parse_seconds
+from .install_dir.wheelhouse import refresh_wheelhouse
+from .layout import REQUIREMENT, InstallLayout
 
 TIMEOUT_VARIABLE = "KINETIS_MCP_DOCS_UPDATE_TIMEOUT"
 # Codex drops a server that has not started within 10 s, and Claude Code's wait is of the
@@ -225,7 +225,7 @@ def update(
     installed = Environment.current(layout)
     if installed is None:
         # Its own command is gone with it: name the README's.
-        from kinetis_mcp_docs.installer.install_dir.advice import install_here  # noqa: PLC0415
+        from .install_dir.advice import install_here  # noqa: PLC0415
 
         raise InstallerError(
             f"{layout.current} does not point at an environment; install it again from a "
@@ -281,7 +281,7 @@ def _refresh_copies(layout: InstallLayout, say: Callable[[str], None]) -> None:
 def _wheelhouse_gone(layout: InstallLayout, source: PackageSource) -> InstallerError:
     """The wheelhouses the install comes from are gone: say so, and how to install again."""
     # Only on this failure: the spawn path imports no more than it needs.
-    from kinetis_mcp_docs.installer.install_dir.advice import in_checkout  # noqa: PLC0415
+    from .install_dir.advice import in_checkout  # noqa: PLC0415
 
     houses = ", ".join(os.fspath(house) for house in source.wheelhouses())
     checkout = source.checkout()
@@ -315,7 +315,7 @@ def _resolve_in_time(
         if time.monotonic() < capped:
             raise
         # Only on this failure: the spawn path imports no more than it needs.
-        from kinetis_mcp_docs.installer.install_dir.advice import kinetis_docs  # noqa: PLC0415
+        from .install_dir.advice import kinetis_docs  # noqa: PLC0415
 
         raise InstallerError(
             f"Could not check for a newer {DISTRIBUTION} within {within:g} s, the most a "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .stdio import main
+from .stdio.serve import main
 
 if __name__ == "__main__":
     sys.exit(main())

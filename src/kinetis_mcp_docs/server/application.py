@@ -16,23 +16,23 @@ from __future__ import annotations
 from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
 
 from .. import __version__
-from . import catalogue
-from .display import readable
-from .exceptions import (
+from .core import catalogue
+from .core.display import readable
+from .core.exceptions import (
     DocsError,
     InvalidArguments,
     PageUnavailable,
     RejectedUrl,
     UnknownResource,
 )
+from .core.unavailable import unavailable_as
 from .tools.doc_tools import doc_toolset
-from .unavailable import unavailable_as
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .site import SitePages
+    from .site.pages import SitePages
     from .sources.page_source import PageSource
     from .tools.base import Toolset
 
@@ -166,7 +166,7 @@ class DocsApplication:
         with self._source_lock:
             if self._site is None:
                 # Imported here: the stdio server never needs the search index.
-                from .site import CataloguePages, TreePages  # noqa: PLC0415
+                from .site.pages import CataloguePages, TreePages  # noqa: PLC0415
                 from .tools.site_tools import site_toolset  # noqa: PLC0415
 
                 observe = self._fetch_observer

@@ -11,8 +11,8 @@ directory), not a bug, so it is one line there rather than a traceback.
 
 from __future__ import annotations
 
-from . import reasons
-from .exceptions import InvalidArguments, PageUnavailable, RejectedUrl, UnknownResource
+from .core import reasons
+from .core.exceptions import InvalidArguments, PageUnavailable, RejectedUrl, UnknownResource
 from .protocol.dispatch import ErrorTable
 from .protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kinetis_mcp_docs.server.http.body_budget import SMALL_BODY_BYTES, BodyBudget
+from kinetis_mcp_docs.server.http.limits.body_budget import SMALL_BODY_BYTES, BodyBudget
 from tests.server.http.conftest import UNLIMITED, StartHttp
 from tests.support.http import TIMEOUT, HttpServer, answer_until_closed, request_head, status_of
 from tests.support.processes import wait_for

@@ -16,9 +16,9 @@ import pytest
 import uvicorn
 from uvicorn.server import ServerState
 
-from kinetis_mcp_docs.server.http.bounds import MAX_HEAD_BYTES
-from kinetis_mcp_docs.server.http.connection import BoundedHttpToolsProtocol
-from kinetis_mcp_docs.server.http.connections import (
+from kinetis_mcp_docs.server.http.uvicorn.bounds import MAX_HEAD_BYTES
+from kinetis_mcp_docs.server.http.uvicorn.connection import BoundedHttpToolsProtocol
+from kinetis_mcp_docs.server.http.uvicorn.connections import (
     FREE_READS,
     HEAD_FREE_READS,
     LINGER_BYTES,

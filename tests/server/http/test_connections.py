@@ -439,7 +439,7 @@ def test_1100_idle_sockets_under_a_1024_descriptor_limit_leave_the_route_reachab
     assert "Traceback" not in limited_server.output
 
 
-PROTOCOL = "kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol"
+PROTOCOL = "kinetis_mcp_docs.server.http.uvicorn.connection:BoundedHttpToolsProtocol"
 
 
 def _plain_uvicorn(settings: dict[str, str]) -> HttpServer:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import re
 
-from kinetis_mcp_docs.server.http.serve import EXTRA_MODULES, missing_extra
+from kinetis_mcp_docs.server.http.uvicorn.serve import EXTRA_MODULES, missing_extra
 
 # uvicorn does without it (it runs on the asyncio loop).
 OPTIONAL = {"uvloop"}

@@ -156,7 +156,7 @@ def test_only_a_route_sharing_its_count_through_redis_loads_the_library_that_cou
             assert server.stop() == 0
     assert "limits" not in imported_modules(alone.output)
     assert "limits" in imported_modules(shared.output)
-    assert "kinetis_mcp_docs.server.http.shared_limit" in imported_modules(shared.output)
+    assert "kinetis_mcp_docs.server.http.limits.shared_limit" in imported_modules(shared.output)
 
 
 def test_x_forwarded_for_on_two_lines_is_one_list_in_order(

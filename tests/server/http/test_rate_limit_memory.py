@@ -7,7 +7,7 @@ import asyncio
 import statistics
 import time
 
-from kinetis_mcp_docs.server.http.ratelimit import RateLimit
+from kinetis_mcp_docs.server.http.limits.ratelimit import RateLimit
 
 
 class Clock:

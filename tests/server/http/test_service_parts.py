@@ -15,15 +15,15 @@ import pytest
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from kinetis_mcp_docs.server.http.access_log import FLUSH_LINES, AccessLog, Note
 from kinetis_mcp_docs.server.http.lifecycle import Lifecycle
-from kinetis_mcp_docs.server.http.metrics import BUCKETS, RouteMetrics
-from kinetis_mcp_docs.server.http.ratelimit import RateLimit
-from kinetis_mcp_docs.server.site import IndexState
+from kinetis_mcp_docs.server.http.limits.ratelimit import RateLimit
+from kinetis_mcp_docs.server.http.observe.access_log import FLUSH_LINES, AccessLog, Note
+from kinetis_mcp_docs.server.http.observe.metrics import BUCKETS, RouteMetrics
+from kinetis_mcp_docs.server.site.pages import IndexState
 from tests.support.processes import wait_for
 
 if TYPE_CHECKING:
-    from kinetis_mcp_docs.server.site import SitePages
+    from kinetis_mcp_docs.server.site.pages import SitePages
 
 WAIT = 30.0
 

@@ -21,9 +21,9 @@ import pytest
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from kinetis_mcp_docs.server.http import connection, drain, serve, workers
-from kinetis_mcp_docs.server.http.connection import BoundedHttpToolsProtocol
-from kinetis_mcp_docs.server.http.drain import DrainingServer
+from kinetis_mcp_docs.server.http.uvicorn import connection, drain, serve, workers
+from kinetis_mcp_docs.server.http.uvicorn.connection import BoundedHttpToolsProtocol
+from kinetis_mcp_docs.server.http.uvicorn.drain import DrainingServer
 
 
 def _tree(source: object) -> ast.AST:

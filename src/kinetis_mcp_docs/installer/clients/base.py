@@ -18,9 +18,9 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 
-from kinetis_mcp_docs.installer.children import Captured, run_captured
-from kinetis_mcp_docs.installer.clients.registration import Registration
-from kinetis_mcp_docs.installer.errors import InstallerError
+from ..children import Captured, run_captured
+from ..errors import InstallerError
+from .registration import Registration
 
 SERVER_NAME = "kinetis-docs"
 # The name the HTTP route's page registers it under: one of its own, which setup never

@@ -12,7 +12,9 @@ import json
 import shlex
 from collections.abc import Mapping, Sequence
 
-from kinetis_mcp_docs.installer.clients.base import (
+from ..errors import InstallerError
+from ..names import DOCS_DIR_OPTION, START_ARGUMENTS
+from .base import (
     SERVER_NAME,
     Client,
     cli_failed,
@@ -20,10 +22,8 @@ from kinetis_mcp_docs.installer.clients.base import (
     mismatch,
     run_cli,
 )
-from kinetis_mcp_docs.installer.clients.registration import STDIO, Registration
-from kinetis_mcp_docs.installer.clients.scope import other_scope
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.names import DOCS_DIR_OPTION, START_ARGUMENTS
+from .registration import STDIO, Registration
+from .scope import other_scope
 
 
 class ClaudeCode(Client):

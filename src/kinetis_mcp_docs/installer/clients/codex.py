@@ -25,7 +25,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kinetis_mcp_docs.installer.clients.base import (
+from ..errors import InstallerError
+from .base import (
     SERVER_NAME,
     Client,
     cli_failed,
@@ -33,8 +34,7 @@ from kinetis_mcp_docs.installer.clients.base import (
     mismatch,
     run_cli,
 )
-from kinetis_mcp_docs.installer.clients.registration import Registration
-from kinetis_mcp_docs.installer.errors import InstallerError
+from .registration import Registration
 
 CODEX_DEFAULT_ENVIRONMENT = (
     "HOME",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kinetis_mcp_docs.installer.clients.base import Client
-from kinetis_mcp_docs.installer.clients.claude_code import ClaudeCode
-from kinetis_mcp_docs.installer.clients.codex import Codex
+from .base import Client
+from .claude_code import ClaudeCode
+from .codex import Codex
 
 CLAUDE = ClaudeCode()
 CODEX = Codex()

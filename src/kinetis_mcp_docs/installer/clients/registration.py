@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.names import CURRENT_NAME, DOCS_DIR_OPTION, START_ARGUMENTS
+from ..names import CURRENT_NAME, DOCS_DIR_OPTION, START_ARGUMENTS
 
 STDIO = "stdio"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client, neutral_directory
-from kinetis_mcp_docs.installer.clients.registration import Registration, scope_name
+from .base import SERVER_NAME, Client, neutral_directory
+from .registration import Registration, scope_name
 
 
 @dataclass(frozen=True)

@@ -43,30 +43,30 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
-from kinetis_mcp_docs.installer.clients.known import client_named
-from kinetis_mcp_docs.installer.clients.registration import Registration
-from kinetis_mcp_docs.installer.clients.scope import hiding_registration, other_scope
-from kinetis_mcp_docs.installer.envs.build import Interpreter, probe_interpreter
-from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS, candidate
-from kinetis_mcp_docs.installer.envs.pip import PipRun
-from kinetis_mcp_docs.installer.errors import (
+from ..clients.base import SERVER_NAME, Client
+from ..clients.known import client_named
+from ..clients.registration import Registration
+from ..clients.scope import hiding_registration, other_scope
+from ..envs.build import Interpreter, probe_interpreter
+from ..envs.candidate import MANUAL_DEADLINE_SECONDS, candidate
+from ..envs.pip import PipRun
+from ..errors import (
     InstallerError,
     interrupted_exit_code,
     interruption,
 )
-from kinetis_mcp_docs.installer.install_dir.advice import in_checkout, kinetis_docs
-from kinetis_mcp_docs.installer.install_dir.claim import Claim, claim_directory, roll_back
-from kinetis_mcp_docs.installer.install_dir.files import write_atomic
-from kinetis_mcp_docs.installer.install_dir.lock import update_lock
-from kinetis_mcp_docs.installer.install_dir.ownership import Found, resolve_directory
-from kinetis_mcp_docs.installer.install_dir.package_source import (
+from ..install_dir.advice import in_checkout, kinetis_docs
+from ..install_dir.claim import Claim, claim_directory, roll_back
+from ..install_dir.files import write_atomic
+from ..install_dir.lock import update_lock
+from ..install_dir.ownership import Found, resolve_directory
+from ..install_dir.package_source import (
     SOURCE_VARIABLES,
     PackageSource,
     read_source,
     record_source,
 )
-from kinetis_mcp_docs.installer.install_dir.pages import (
+from ..install_dir.pages import (
     Pages,
     chosen_pages,
     directory_setting,
@@ -74,13 +74,13 @@ from kinetis_mcp_docs.installer.install_dir.pages import (
     hold_pages,
     served_directory,
 )
-from kinetis_mcp_docs.installer.install_dir.safety import inspect_directory
-from kinetis_mcp_docs.installer.install_dir.scratch import emptied_scratch
-from kinetis_mcp_docs.installer.install_dir.throttle import record_success
-from kinetis_mcp_docs.installer.install_dir.wheelhouse import hold_wheelhouse
-from kinetis_mcp_docs.installer.layout import REQUIREMENT, InstallLayout
-from kinetis_mcp_docs.installer.names import PAGES_ENVIRONMENT_VARIABLE
-from kinetis_mcp_docs.installer.server_check.verification import (
+from ..install_dir.safety import inspect_directory
+from ..install_dir.scratch import emptied_scratch
+from ..install_dir.throttle import record_success
+from ..install_dir.wheelhouse import hold_wheelhouse
+from ..layout import REQUIREMENT, InstallLayout
+from ..names import PAGES_ENVIRONMENT_VARIABLE
+from ..server_check.verification import (
     READ_FAILED,
     ServerCheckFailed,
     read_hint,

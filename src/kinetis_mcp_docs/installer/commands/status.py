@@ -38,17 +38,50 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.clients.base import HTTP_SERVER_NAME, SERVER_NAME, Client
-from kinetis_mcp_docs.installer.clients.known import CLIENTS
-from kinetis_mcp_docs.installer.clients.registration import Registration
-from kinetis_mcp_docs.installer.commands.status_problems import (
+from ..clients.base import HTTP_SERVER_NAME, SERVER_NAME, Client
+from ..clients.known import CLIENTS
+from ..clients.registration import Registration
+from ..envs.interpreter import interpreter_problem
+from ..envs.links import current_environment, previous_environment
+from ..envs.metadata import environment_version
+from ..errors import InstallerError
+from ..install_dir.advice import checkout_present
+from ..install_dir.ownership import (
+    Found,
+    Refusal,
+    ownership,
+    resolve_directory,
+)
+from ..install_dir.package_source import PackageSource, read_source
+from ..install_dir.pages import (
+    held_pages,
+    holds_copy,
+    registration_pages,
+    served_directory,
+)
+from ..install_dir.safety import cannot_write, install_problem
+from ..install_dir.throttle import (
+    WINDOW_SECONDS,
+    is_due,
+    read_failure,
+    read_last_check,
+)
+from ..layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
+from ..server_check.verification import (
+    INDEX_URI,
+    READ_FAILED,
+    ServerCheckFailed,
+    read_hint,
+    verify_server,
+)
+from .status_problems import (
     ClientFindings,
     Context,
     DirectoryFindings,
     FailedRead,
     problems,
 )
-from kinetis_mcp_docs.installer.commands.status_report import (
+from .status_report import (
     ClientStatus,
     EnvironmentStatus,
     HeldCopy,
@@ -56,39 +89,6 @@ from kinetis_mcp_docs.installer.commands.status_report import (
     PageRead,
     Status,
     utc,
-)
-from kinetis_mcp_docs.installer.envs.interpreter import interpreter_problem
-from kinetis_mcp_docs.installer.envs.links import current_environment, previous_environment
-from kinetis_mcp_docs.installer.envs.metadata import environment_version
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.advice import checkout_present
-from kinetis_mcp_docs.installer.install_dir.ownership import (
-    Found,
-    Refusal,
-    ownership,
-    resolve_directory,
-)
-from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource, read_source
-from kinetis_mcp_docs.installer.install_dir.pages import (
-    held_pages,
-    holds_copy,
-    registration_pages,
-    served_directory,
-)
-from kinetis_mcp_docs.installer.install_dir.safety import cannot_write, install_problem
-from kinetis_mcp_docs.installer.install_dir.throttle import (
-    WINDOW_SECONDS,
-    is_due,
-    read_failure,
-    read_last_check,
-)
-from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
-from kinetis_mcp_docs.installer.server_check.verification import (
-    INDEX_URI,
-    READ_FAILED,
-    ServerCheckFailed,
-    read_hint,
-    verify_server,
 )
 
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client
-from kinetis_mcp_docs.installer.clients.known import CLIENTS
-from kinetis_mcp_docs.installer.clients.registration import Registration
-from kinetis_mcp_docs.installer.clients.scope import other_scope
-from kinetis_mcp_docs.installer.commands.status_report import ClientStatus, Problem, utc
-from kinetis_mcp_docs.installer.install_dir.advice import (
+from ..clients.base import SERVER_NAME, Client
+from ..clients.known import CLIENTS
+from ..clients.registration import Registration
+from ..clients.scope import other_scope
+from ..install_dir.advice import (
     delete_and_install,
     in_checkout,
     install_here,
@@ -26,11 +25,12 @@ from kinetis_mcp_docs.installer.install_dir.advice import (
     setup_with_new_python,
     with_new_python,
 )
-from kinetis_mcp_docs.installer.install_dir.ownership import Found, Refusal
-from kinetis_mcp_docs.installer.install_dir.pages import Pages
-from kinetis_mcp_docs.installer.install_dir.safety import WRITABLE_FIX
-from kinetis_mcp_docs.installer.install_dir.throttle import WINDOW_SECONDS
-from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
+from ..install_dir.ownership import Found, Refusal
+from ..install_dir.pages import Pages
+from ..install_dir.safety import WRITABLE_FIX
+from ..install_dir.throttle import WINDOW_SECONDS
+from ..layout import DIR_ENVIRONMENT_VARIABLE, MARKER_NAME, InstallLayout
+from .status_report import ClientStatus, Problem, utc
 
 # A day past due, with a failure recorded since: the starts of that day tried and failed.
 OVERDUE_SECONDS = 2 * WINDOW_SECONDS

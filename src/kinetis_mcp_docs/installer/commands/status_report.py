@@ -14,10 +14,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kinetis_mcp_docs.installer.clients.base import SERVER_NAME
-from kinetis_mcp_docs.installer.clients.scope import other_than_user
-from kinetis_mcp_docs.installer.install_dir.advice import in_checkout
-from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE
+from ..clients.base import SERVER_NAME
+from ..clients.scope import other_than_user
+from ..install_dir.advice import in_checkout
+from ..layout import DIR_ENVIRONMENT_VARIABLE
 
 
 @dataclass(frozen=True)

@@ -34,20 +34,20 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.clients.base import SERVER_NAME, Client, could_not_write
-from kinetis_mcp_docs.installer.clients.known import CLIENTS, client_named
-from kinetis_mcp_docs.installer.clients.scope import hiding_registration, other_scope
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.advice import environment_command, kinetis_docs
-from kinetis_mcp_docs.installer.install_dir.lock import update_lock
-from kinetis_mcp_docs.installer.install_dir.ownership import (
+from ..clients.base import SERVER_NAME, Client, could_not_write
+from ..clients.known import CLIENTS, client_named
+from ..clients.scope import hiding_registration, other_scope
+from ..errors import InstallerError
+from ..install_dir.advice import environment_command, kinetis_docs
+from ..install_dir.lock import update_lock
+from ..install_dir.ownership import (
     delete_command,
     owned_install,
     resolve_directory,
 )
-from kinetis_mcp_docs.installer.install_dir.removal import leftovers, remove_install
-from kinetis_mcp_docs.installer.install_dir.safety import cannot_write
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from ..install_dir.removal import leftovers, remove_install
+from ..install_dir.safety import cannot_write
+from ..layout import InstallLayout
 
 _VERB = "remove"
 

@@ -12,21 +12,21 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.envs.candidate import MANUAL_DEADLINE_SECONDS
-from kinetis_mcp_docs.installer.envs.interpreter import interpreter_problem
-from kinetis_mcp_docs.installer.envs.links import current_environment
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.advice import (
+from ..envs.candidate import MANUAL_DEADLINE_SECONDS
+from ..envs.interpreter import interpreter_problem
+from ..envs.links import current_environment
+from ..errors import InstallerError
+from ..install_dir.advice import (
     in_checkout,
     install_here,
     setup_with_new_python,
     with_new_python,
 )
-from kinetis_mcp_docs.installer.install_dir.ownership import owned_install, resolve_directory
-from kinetis_mcp_docs.installer.install_dir.package_source import read_source
-from kinetis_mcp_docs.installer.install_dir.pages import held_pages
-from kinetis_mcp_docs.installer.install_dir.safety import WRITABLE_FIX, cannot_write
-from kinetis_mcp_docs.installer.update import update_now
+from ..install_dir.ownership import owned_install, resolve_directory
+from ..install_dir.package_source import read_source
+from ..install_dir.pages import held_pages
+from ..install_dir.safety import WRITABLE_FIX, cannot_write
+from ..update import update_now
 
 
 def run_update(environ: Mapping[str, str], *, say: Callable[[str], None]) -> Path | None:

@@ -21,13 +21,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.children import run_bounded
-from kinetis_mcp_docs.installer.envs.built import discard, new_name
-from kinetis_mcp_docs.installer.envs.environment import Environment
-from kinetis_mcp_docs.installer.envs.metadata import DISTRIBUTION
-from kinetis_mcp_docs.installer.envs.pip import PLAIN, PipRun, pip_runner, run_pip
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import DIRECTORY_MODE, InstallLayout
+from ..children import run_bounded
+from ..errors import InstallerError
+from ..layout import DIRECTORY_MODE, InstallLayout
+from .built import discard, new_name
+from .environment import Environment
+from .metadata import DISTRIBUTION
+from .pip import PLAIN, PipRun, pip_runner, run_pip
 
 # `pip --python` appeared in pip 22.3.
 PIP_WITH_PYTHON_OPTION = (22, 3)

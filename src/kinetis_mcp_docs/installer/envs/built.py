@@ -17,7 +17,7 @@ import shutil
 import time
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from ..layout import InstallLayout
 
 # What `new_name` makes: sortable by creation time for a human reading the directory, with
 # a random part that keeps two builds in the same second apart.

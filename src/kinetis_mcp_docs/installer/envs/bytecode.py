@@ -22,9 +22,9 @@ import subprocess
 import sysconfig
 from pathlib import Path
 
-from kinetis_mcp_docs.installer import children
-from kinetis_mcp_docs.installer.envs.built import hold
-from kinetis_mcp_docs.installer.envs.environment import Environment
+from .. import children
+from .built import hold
+from .environment import Environment
 
 # The compile's script (see its docstring): this release's own copy, run by path.
 _SCRIPT = Path(__file__).resolve().with_name("compile_env.py")

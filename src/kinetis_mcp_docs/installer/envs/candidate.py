@@ -28,16 +28,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.children import remaining, scrubbed_environment
-from kinetis_mcp_docs.installer.envs.build import Interpreter, build_environment
-from kinetis_mcp_docs.installer.envs.built import discard
-from kinetis_mcp_docs.installer.envs.bytecode import BackgroundCompile, compile_detached
-from kinetis_mcp_docs.installer.envs.environment import Environment
-from kinetis_mcp_docs.installer.envs.links import switch_to
-from kinetis_mcp_docs.installer.envs.pip import PLAIN, PipRun
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import SERVER_MODULE, START_MODULE, InstallLayout
-from kinetis_mcp_docs.installer.server_check.verification import OFFLINE_CHECK, run_exchange
+from ..children import remaining, scrubbed_environment
+from ..errors import InstallerError
+from ..layout import SERVER_MODULE, START_MODULE, InstallLayout
+from ..server_check.verification import OFFLINE_CHECK, run_exchange
+from .build import Interpreter, build_environment
+from .built import discard
+from .bytecode import BackgroundCompile, compile_detached
+from .environment import Environment
+from .links import switch_to
+from .pip import PLAIN, PipRun
 
 # The offline check starts an interpreter and imports the server: seconds, not more.
 CHECK_TIMEOUT_SECONDS = 20.0

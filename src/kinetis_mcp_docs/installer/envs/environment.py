@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.envs.links import current_environment
-from kinetis_mcp_docs.installer.envs.metadata import environment_version, installed_distributions
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from ..layout import InstallLayout
+from .links import current_environment
+from .metadata import environment_version, installed_distributions
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.children import run_captured, scrubbed_environment
-from kinetis_mcp_docs.installer.errors import InstallerError
+from ..children import run_captured, scrubbed_environment
+from ..errors import InstallerError
 
 # Starting an interpreter takes tens of milliseconds; a loaded machine may take seconds.
 _START_TIMEOUT_SECONDS = 30.0

@@ -16,8 +16,8 @@ import secrets
 import stat
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.envs.built import discard_environments, listing
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from ..layout import InstallLayout
+from .built import discard_environments, listing
 
 
 def switch_to(layout: InstallLayout, env: Path) -> None:

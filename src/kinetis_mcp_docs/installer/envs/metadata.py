@@ -7,8 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.envs.links import current_environment
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from ..layout import InstallLayout
+from .links import current_environment
 
 DISTRIBUTION = "kinetis-mcp-docs"
 _SEPARATORS = re.compile(r"[-_.]+")

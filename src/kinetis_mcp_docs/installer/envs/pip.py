@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.children import run_bounded
+from ..children import run_bounded
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.envs.environment import Environment
-from kinetis_mcp_docs.installer.envs.metadata import DISTRIBUTION, canonical_name
-from kinetis_mcp_docs.installer.envs.pip import PLAIN, PipRun, run_pip
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import REQUIREMENT
+from ..errors import InstallerError
+from ..layout import REQUIREMENT
+from .environment import Environment
+from .metadata import DISTRIBUTION, canonical_name
+from .pip import PLAIN, PipRun, run_pip
 
 
 def resolve(

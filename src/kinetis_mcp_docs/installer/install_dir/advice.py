@@ -24,10 +24,10 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.ownership import delete_command, resolve_directory
-from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.names import COMMAND_NAME, DIR_ENVIRONMENT_VARIABLE
+from ..errors import InstallerError
+from ..layout import InstallLayout
+from ..names import COMMAND_NAME, DIR_ENVIRONMENT_VARIABLE
+from .ownership import delete_command, resolve_directory
 
 # What installs from a clone of this project, run in it (the README's first command): nox
 # in the clone's own environment, then its session.

@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.files import write_atomic
-from kinetis_mcp_docs.installer.install_dir.ownership import MARKER_BYTES, Found
-from kinetis_mcp_docs.installer.layout import DIR_ENVIRONMENT_VARIABLE, DIRECTORY_MODE, MARKER_NAME
+from ..errors import InstallerError
+from ..layout import DIR_ENVIRONMENT_VARIABLE, DIRECTORY_MODE, MARKER_NAME
+from .files import write_atomic
+from .ownership import MARKER_BYTES, Found
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ import shutil
 import stat
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.files import FILE_MODE
-from kinetis_mcp_docs.installer.layout import DIRECTORY_MODE
+from ..errors import InstallerError
+from ..layout import DIRECTORY_MODE
+from .files import FILE_MODE
 
 # A file being copied in, named so that a killed copy's leftover is recognised as ours.
 _PARTIAL = ".partial-"

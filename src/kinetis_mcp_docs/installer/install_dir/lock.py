@@ -35,10 +35,10 @@ from dataclasses import dataclass
 
 from filelock import FileLock, Timeout
 
-from kinetis_mcp_docs.installer.children import child_umask
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.files import FILE_MODE, describe
-from kinetis_mcp_docs.installer.names import DIR_ENVIRONMENT_VARIABLE
+from ..children import child_umask
+from ..errors import InstallerError
+from ..names import DIR_ENVIRONMENT_VARIABLE
+from .files import FILE_MODE, describe
 
 # An install directory that cannot be written: no lock, and no update, can be taken there.
 _UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})

@@ -31,15 +31,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.files import describe
-from kinetis_mcp_docs.installer.layout import (
+from ..errors import InstallerError
+from ..layout import (
     DIR_ENVIRONMENT_VARIABLE,
     MARKER_CONTENT,
     MARKER_NAME,
     InstallLayout,
 )
-from kinetis_mcp_docs.installer.names import CURRENT_NAME, ENVS_NAME
+from ..names import CURRENT_NAME, ENVS_NAME
+from .files import describe
 
 DEFAULT_DIRECTORY_NAME = ".kinetis-mcp-docs"
 MARKER_BYTES = MARKER_CONTENT.encode()

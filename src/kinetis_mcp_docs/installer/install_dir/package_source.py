@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.files import read_regular, write_atomic
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from ..errors import InstallerError
+from ..layout import InstallLayout
+from .files import read_regular, write_atomic
 
 # What chooses where pip looks for packages, and how it trusts an index: the variables
 # recorded. A configuration file named by PIP_CONFIG_FILE is part of that choice.

@@ -30,15 +30,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.copies import copied_names, discard_copy, mirror
-from kinetis_mcp_docs.installer.install_dir.files import read_regular, write_atomic
-from kinetis_mcp_docs.installer.install_dir.ownership import absolute
-from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.names import (
+from ..errors import InstallerError
+from ..layout import InstallLayout
+from ..names import (
     PAGES_COPY_ENVIRONMENT_VARIABLE,
     PAGES_ENVIRONMENT_VARIABLE,
 )
+from .copies import copied_names, discard_copy, mirror
+from .files import read_regular, write_atomic
+from .ownership import absolute
 
 # The page setup's verification reads: a directory without it is no directory of pages.
 INDEX_PAGE = "index.md"

@@ -24,13 +24,13 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.envs.built import discard_environments, named_as_built
-from kinetis_mcp_docs.installer.install_dir.copies import discard_copy
-from kinetis_mcp_docs.installer.install_dir.pages import PAGE_SUFFIX
-from kinetis_mcp_docs.installer.install_dir.scratch import discard_scratch
-from kinetis_mcp_docs.installer.install_dir.wheelhouse import WHEEL_SUFFIX
-from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.names import MARKER_NAME
+from ..envs.built import discard_environments, named_as_built
+from ..layout import InstallLayout
+from ..names import MARKER_NAME
+from .copies import discard_copy
+from .pages import PAGE_SUFFIX
+from .scratch import discard_scratch
+from .wheelhouse import WHEEL_SUFFIX
 
 # What `files.write_atomic` and `links.switch_to` leave beside a name when killed.
 _TEMPORARY = re.compile(r"(.+)\.tmp-[0-9a-f]{8}")

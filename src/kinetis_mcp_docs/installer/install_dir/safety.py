@@ -18,17 +18,10 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.envs.links import current_environment, previous_environment
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.install_dir.files import describe
-from kinetis_mcp_docs.installer.install_dir.ownership import (
-    Found,
-    Refusal,
-    ownership,
-    refused,
-)
-from kinetis_mcp_docs.installer.layout import InstallLayout
-from kinetis_mcp_docs.installer.names import (
+from ..envs.links import current_environment, previous_environment
+from ..errors import InstallerError
+from ..layout import InstallLayout
+from ..names import (
     CURRENT_NAME,
     DIR_ENVIRONMENT_VARIABLE,
     ENVS_NAME,
@@ -42,6 +35,13 @@ from kinetis_mcp_docs.installer.names import (
     SCRATCH_NAME,
     SOURCE_NAME,
     WHEELHOUSE_NAME,
+)
+from .files import describe
+from .ownership import (
+    Found,
+    Refusal,
+    ownership,
+    refused,
 )
 
 _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH

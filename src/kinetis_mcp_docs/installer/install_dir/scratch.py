@@ -17,8 +17,8 @@ import shutil
 import stat
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from ..errors import InstallerError
+from ..layout import InstallLayout
 
 # Only this user reads what pip unpacks (a private index's packages among it).
 SCRATCH_MODE = 0o700

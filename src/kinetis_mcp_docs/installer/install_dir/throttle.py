@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 import os
 
-from kinetis_mcp_docs.installer.install_dir.files import read_regular, write_atomic
-from kinetis_mcp_docs.seconds import parse_seconds
+from ...seconds import parse_seconds
+from .files import read_regular, write_atomic
 
 TYPE_CHECKING = False  # `typing` stays off the spawn path; mypy honours the name
 if TYPE_CHECKING:
-    from kinetis_mcp_docs.installer.layout import InstallLayout
+    from ..layout import InstallLayout
 
 WINDOW_SECONDS = 86_400.0
 _MAX_BYTES = 64

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kinetis_mcp_docs.installer.install_dir.copies import copied_names, mirror
-from kinetis_mcp_docs.installer.install_dir.package_source import PackageSource
-from kinetis_mcp_docs.installer.layout import InstallLayout
+from ..layout import InstallLayout
+from .copies import copied_names, mirror
+from .package_source import PackageSource
 
 WHEEL_SUFFIX = ".whl"
 # A wheel of this package: a wheelhouse without one is not taken to refresh the copy.

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kinetis_mcp_docs.installer import children
+from .. import children
 
 # The tail of the server's stderr kept for an error message: enough for a traceback.
 STDERR_TAIL_BYTES = 16 * 1024

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kinetis_mcp_docs import PROTOCOL_VERSION
-from kinetis_mcp_docs.installer.errors import InstallerError
-from kinetis_mcp_docs.installer.server_check.exchange import Transcript, exchange
+from ... import PROTOCOL_VERSION
+from ..errors import InstallerError
+from .exchange import Transcript, exchange
 
 INDEX_URI = "kinetis://docs/index"
 # A page read may take the fetch's own 30-second deadline; the start-up and the other

@@ -9,11 +9,11 @@ imports this package. `create_app` is the ASGI factory, configured from the envi
 
 from __future__ import annotations
 
-from .. import reasons
-from .access_log import AccessLog
+from ..core import reasons
 from .app import McpRoute
-from .bounds import ConnectionBounds
+from .observe.access_log import AccessLog
 from .settings import Settings
+from .uvicorn.bounds import ConnectionBounds
 
 
 def create_app() -> McpRoute:
@@ -28,7 +28,7 @@ def create_app() -> McpRoute:
     metrics = access_log = None
     if settings.metrics:
         # Imported here: prometheus_client is needed only with metrics on.
-        from .metrics import RouteMetrics  # noqa: PLC0415
+        from .observe.metrics import RouteMetrics  # noqa: PLC0415
 
         metrics = RouteMetrics.from_environ()
     if settings.access_log == "json":

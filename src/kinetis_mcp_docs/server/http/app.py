@@ -47,8 +47,6 @@ from typing import Any, cast
 from ..application import DocsApplication
 from ..protocol.errors import INTERNAL_ERROR, RpcError
 from ..protocol.jsonrpc import MAX_MESSAGE_BYTES
-from . import access
-from .access_log import AccessLog, Note
 from .answers import (
     EMPTY,
     JSON,
@@ -60,7 +58,6 @@ from .answers import (
     refusal,
     text_answer,
 )
-from .body_budget import RETRY_AFTER_SECONDS, BodyBudget
 from .envelope import (
     Call,
     Reply,
@@ -70,18 +67,21 @@ from .envelope import (
     result_body,
     version_refusal,
 )
-from .guard import RebindingGuard
 from .headers import RequestHeaders
-from .keys import AddressKeys, token_key
 from .lifecycle import Lifecycle
+from .limits import access
+from .limits.body_budget import RETRY_AFTER_SECONDS, BodyBudget
+from .limits.guard import RebindingGuard
+from .limits.keys import AddressKeys, token_key
+from .limits.ratelimit import RateLimit
 from .methods import Fixed, route_methods
+from .observe.access_log import AccessLog, Note
 from .probes import HEALTH_PATH, HEALTHY, PROBE_PATHS, probe_answer
-from .ratelimit import RateLimit
 from .settings import Settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .metrics import RouteMetrics
+    from .observe.metrics import RouteMetrics
 
 ROUTE = "/api/mcp"
 METRICS_PATH = "/metrics"

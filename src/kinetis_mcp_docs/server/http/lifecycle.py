@@ -27,13 +27,13 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from ..display import say
+from ..core.display import say
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..site import SitePages
-    from .metrics import RouteMetrics
-    from .ratelimit import RateLimit
+    from ..site.pages import SitePages
+    from .limits.ratelimit import RateLimit
+    from .observe.metrics import RouteMetrics
 
 UPKEEP_SECONDS = 5.0
 

@@ -43,8 +43,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ...seconds import parse_seconds
-from ..display import utf8_encodable
-from .body_budget import DEFAULT_BODY_MEMORY_MIB, MIN_BODY_MEMORY_MIB
+from ..core.display import utf8_encodable
+from .limits.body_budget import DEFAULT_BODY_MEMORY_MIB, MIN_BODY_MEMORY_MIB
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 

@@ -36,14 +36,14 @@ from typing import Any
 
 import httpx
 
-from kinetis_mcp_docs import __version__
-from kinetis_mcp_docs.server.sources.content_coding import (
+from ... import __version__
+from .content_coding import (
     ACCEPT_ENCODING,
     BodyRefused,
     BoundedBody,
     parse_content_encoding,
 )
-from kinetis_mcp_docs.server.sources.page_source import MAX_PAGE_BYTES, PageFetchError
+from .page_source import MAX_PAGE_BYTES, PageFetchError
 
 ORIGIN_PREFIX = "https://raw.githubusercontent.com/kinetis-dev/kinetis/main/docs/"
 USER_AGENT = f"kinetis-mcp-docs/{__version__}"

@@ -12,7 +12,7 @@ typed; a value outside the schema is `InvalidArguments`.
 
 from __future__ import annotations
 
-from ..exceptions import InvalidArguments
+from ..core.exceptions import InvalidArguments
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:

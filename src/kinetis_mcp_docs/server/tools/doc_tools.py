@@ -8,7 +8,7 @@ only its code, not an exception.
 from __future__ import annotations
 
 from ..codec import dumps
-from ..lines import MAX_LINE_COUNT, read_window, search_lines
+from ..core.lines import MAX_LINE_COUNT, read_window, search_lines
 from .base import Integer, Text, Tool, Toolset, check_closed, input_schema, refuse_unknown
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name

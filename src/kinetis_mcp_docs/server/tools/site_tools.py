@@ -16,16 +16,16 @@ from json.encoder import encode_basestring as _string
 from typing import TYPE_CHECKING
 
 from ..codec import LongInteger
-from ..lines import MAX_LINE_COUNT, MAX_WINDOW_BYTES, read_window
+from ..core.lines import MAX_LINE_COUNT, MAX_WINDOW_BYTES, read_window
 from ..search import bounds
-from ..search_index import Hits
-from ..site import NothingReadable
-from ..sources.page_paths import page_path, page_segments
+from ..search.index import Hits
+from ..site.page_paths import page_path, page_segments
+from ..site.pages import NothingReadable
 from .base import Argument, Integer, Text, Tool, Toolset, input_schema
 
 if TYPE_CHECKING:
-    from ..search_index import Hit
-    from ..site import SitePages
+    from ..search.index import Hit
+    from ..site.pages import SitePages
     from .base import Arguments, Result
 
 SEARCH_DOCS = "search_docs"

@@ -12,7 +12,7 @@ import os
 import select
 from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
 
-from .jsonrpc import MAX_MESSAGE_BYTES
+from ..protocol.jsonrpc import MAX_MESSAGE_BYTES
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:

@@ -11,16 +11,17 @@ import os
 import sys
 from _thread import stack_size  # `threading` costs start-up time; this is all it takes
 
-from .. import __version__
-from . import reasons
-from .application import DocsApplication
-from .display import say
-from .errors import ERRORS
-from .exceptions import PageUnavailable
+from ... import __version__
+from ..application import DocsApplication
+from ..core import reasons
+from ..core.display import say
+from ..core.exceptions import PageUnavailable
+from ..errors import ERRORS
+from ..protocol.dispatch import ErrorTable
+from ..protocol.errors import RpcError
+from .dispatcher import Dispatcher
+from .framing import FrameWriter, read_frames
 from .methods import method_table
-from .protocol.dispatch import Dispatcher, ErrorTable
-from .protocol.errors import RpcError
-from .protocol.framing import FrameWriter, read_frames
 from .signal_wakeup import SignalWakeup
 from .standard_streams import StdoutClosed, open_standard_streams
 from .stderr_log import StderrLog

@@ -19,12 +19,12 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from ..display import say
-from .access_log import SALT
+from ...core.display import say
+from ..limits.guard import ip_address, is_loopback
+from ..observe.access_log import SALT
+from ..settings import ALLOWED_HOSTS, MULTIPROCESS_DIR, Settings, SettingsError
 from .bounds import ConnectionBounds
-from .guard import ip_address, is_loopback
 from .listening import CannotListen, listening_socket
-from .settings import ALLOWED_HOSTS, MULTIPROCESS_DIR, Settings, SettingsError
 
 FACTORY = "kinetis_mcp_docs.server.http:create_app"
 ROUTE = "/api/mcp"

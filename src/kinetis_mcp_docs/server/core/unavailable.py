@@ -28,7 +28,7 @@ class unavailable_as:  # noqa: N801 - read as a `with` phrase, as `contextlib` h
     def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
         if error is None:
             return
-        from .sources.page_source import PageFetchError  # noqa: PLC0415 - see above
+        from ..sources.page_source import PageFetchError  # noqa: PLC0415 - see above
 
         if isinstance(error, PageFetchError):
             raise PageUnavailable(self._uri, error.url, error.reason) from error

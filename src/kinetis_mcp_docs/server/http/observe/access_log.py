@@ -43,7 +43,7 @@ import sys
 import time
 from typing import Any
 
-from ..codec import dumps
+from ...codec import dumps
 from .batch import Batch
 
 SALT = "KINETIS_DOCS_ACCESS_LOG_SALT"

@@ -33,14 +33,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
-from . import catalogue
-from .display import say
-from .exceptions import PageUnavailable, RejectedUrl
-from .search_index import OWNDOCS, Hit, SearchIndex
-from .sources.page_source import PageFetchError, PageSource
-from .sources.tree_files import PageFiles, Signature, read_inside, read_page
-from .sources.tree_watch import TreeWatch
-from .unavailable import unavailable_as
+from ..core import catalogue
+from ..core.display import say
+from ..core.exceptions import PageUnavailable, RejectedUrl
+from ..core.unavailable import unavailable_as
+from ..search.index import OWNDOCS, Hit, SearchIndex
+from ..sources.page_source import PageFetchError, PageSource
+from .tree_files import PageFiles, Signature, read_inside, read_page
+from .tree_watch import TreeWatch
 
 # What a page read comes to, as a site's `observe` is told it: read, no such page, or a
 # page that could not be read (an origin failing, a file over the bounds).

@@ -63,7 +63,8 @@ error: the writing side first, reading and dropping what the client still sends 
 `LINGER_SECONDS` (or `LINGER_BYTES`, or as many reads as a body may take), so that the
 client reads the answer instead of a reset.
 
-Run it with `uvicorn --http kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol`;
+Run it with
+`uvicorn --http kinetis_mcp_docs.server.http.uvicorn.connection:BoundedHttpToolsProtocol`;
 `kinetis-docs serve --http` does.
 """
 

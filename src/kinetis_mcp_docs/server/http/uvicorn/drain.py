@@ -38,7 +38,7 @@ from typing import Any
 
 import uvicorn
 
-from ..display import say
+from ...core.display import say
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

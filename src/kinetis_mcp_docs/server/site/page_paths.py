@@ -19,7 +19,7 @@ takes at most 12 to write (`%F0%9F%98%80`, four bytes of UTF-8).
 
 from __future__ import annotations
 
-from ..exceptions import RejectedUrl
+from ..core.exceptions import RejectedUrl
 
 TRAVERSAL = "Path traversal rejected"
 MALFORMED = "Malformed URL parameter"

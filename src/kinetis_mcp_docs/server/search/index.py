@@ -35,9 +35,9 @@ from typing import AnyStr
 
 import zstandard
 
-from .search.bounds import bounded
-from .search.contract import ContractScores
-from .search.page_text import (
+from .bounds import bounded
+from .contract import ContractScores
+from .page_text import (
     SNIPPET_LEAD,
     SNIPPET_LENGTH,
     Section,
@@ -51,8 +51,8 @@ from .search.page_text import (
     split_frontmatter,
     title_line,
 )
-from .search.passages import PageShape, read_page
-from .search.relevance import PageText, Query, RelevanceIndex, Snapshot
+from .passages import PageShape, read_page
+from .relevance import PageText, Query, RelevanceIndex, Snapshot
 
 __all__ = ["RANKINGS", "SNIPPET_LENGTH", "Hit", "Hits", "SearchIndex", "split_frontmatter"]
 

@@ -47,8 +47,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
+from ..settings import MULTIPROCESS_DIR
 from .batch import Batch
-from .settings import MULTIPROCESS_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

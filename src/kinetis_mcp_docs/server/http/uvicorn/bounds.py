@@ -1,7 +1,7 @@
 """How long a connection may take and how many there may be: the bounds `connection` holds.
 
 Read from the environment, like `settings`, so that every worker of `serve --http`, and
-`uvicorn --http kinetis_mcp_docs.server.http.connection:BoundedHttpToolsProtocol`, holds
+`uvicorn --http kinetis_mcp_docs.server.http.uvicorn.connection:BoundedHttpToolsProtocol`, holds
 the same ones:
 
 - `KINETIS_DOCS_HEADER_TIMEOUT` (20 s): from a request's first byte to the end of its
@@ -28,8 +28,8 @@ import resource
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ...seconds import parse_seconds
-from .settings import SettingsError
+from ....seconds import parse_seconds
+from ..settings import SettingsError
 
 HEADER_TIMEOUT = "KINETIS_DOCS_HEADER_TIMEOUT"
 BODY_TIMEOUT = "KINETIS_DOCS_BODY_TIMEOUT"

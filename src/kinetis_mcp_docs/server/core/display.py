@@ -27,7 +27,7 @@ from __future__ import annotations
 import sys
 from _thread import allocate_lock  # `threading` costs start-up time; a lock is all it takes
 
-from ..printable import one_line
+from ...printable import one_line
 
 TYPE_CHECKING = False  # `typing` itself costs start-up time; mypy honours the name
 if TYPE_CHECKING:

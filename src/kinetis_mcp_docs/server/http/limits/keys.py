@@ -24,8 +24,8 @@ import functools
 import hashlib
 import ipaddress
 
+from ..settings import IpNetwork
 from .guard import IpAddress, ip_address
-from .settings import IpNetwork
 
 TOKEN_PREFIX = "token:"  # noqa: S105 - the key's namespace, no password
 ADDRESS_PREFIX = "address:"

@@ -19,7 +19,7 @@ import asyncio
 import math
 import time
 
-from ..display import say
+from ...core.display import say
 from .counter import MAX_KEYS, SlidingWindowCounter
 
 TYPE_CHECKING = False

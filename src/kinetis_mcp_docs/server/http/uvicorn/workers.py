@@ -31,9 +31,9 @@ import signal
 import sys
 import threading
 
-from ..display import say
+from ...core.display import say
+from ..settings import MULTIPROCESS_DIR
 from .drain import DrainingServer
-from .settings import MULTIPROCESS_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,11 +17,11 @@ import errno
 import os
 import stat
 
-from ..display import utf8_encodable
-from ..exceptions import RejectedUrl
-from .localdocs import read_open_page
+from ..core.display import utf8_encodable
+from ..core.exceptions import RejectedUrl
+from ..sources.localdocs import read_open_page
+from ..sources.page_source import PageFetchError
 from .page_paths import TRAVERSAL, page_path
-from .page_source import PageFetchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
