@@ -90,3 +90,26 @@ def refusing_port() -> Iterator[int]:
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         yield int(held.getsockname()[1])
+
+
+# The tests of the parts each of the package's own dependencies serves, which
+# `nox -s tests_lowest` runs at the lowest versions the ranges admit: the whole server
+# (httpx, uvicorn, httptools, uvloop, limits, redis, prometheus_client, tantivy,
+# zstandard), the CLI (click), the update lock (filelock), the install directory's default
+# (platformdirs) and the environments pip builds (pip); with the `interpreter` tests, which
+# hold the installer's smoke scenarios, setup and the daily update through that pip. The
+# installer's scenario matrices test the installer's own logic, the same at any version.
+DEPENDENCY_TESTS = (
+    "server/",
+    "installer/test_cli_help_e2e.py",
+    "installer/test_lock.py",
+    "installer/test_directory.py",
+    "installer/test_environment.py",
+)
+TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.relative_to(TESTS).as_posix().startswith(DEPENDENCY_TESTS):
+            item.add_marker(pytest.mark.dependencies)

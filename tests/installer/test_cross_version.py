@@ -40,9 +40,6 @@ from tests.support.wheelhouse import (
     isolated_environ,
 )
 
-# An install of the earliest release updating itself into this one, on each interpreter.
-pytestmark = pytest.mark.interpreter
-
 RELEASES = Path(__file__).with_name("releases")
 RELEASE_1_0_0 = RELEASES / "kinetis_mcp_docs-1.0.0-py3-none-any.whl"
 # This checkout, as the release after 1.0.0 that an install of 1.0.0 is offered.
@@ -150,6 +147,7 @@ def test_release_1_0_0_still_describes_its_own_check(
     assert requests == list(RELEASE_1_0_0_REQUESTS)
 
 
+@pytest.mark.interpreter
 def test_release_1_0_0s_check_passes_in_an_environment_of_this_checkout(
     tmp_path: Path, release_wheelhouse: Path
 ) -> None:

@@ -36,8 +36,6 @@ from kinetis_mcp_docs.installer.envs.pip import pip_runner
 from kinetis_mcp_docs.installer.errors import InstallerError
 from kinetis_mcp_docs.installer.layout import InstallLayout
 
-pytestmark = pytest.mark.interpreter  # venv and pip as each interpreter ships them
-
 
 @pytest.fixture
 def layout(tmp_path: Path) -> InstallLayout:
@@ -253,6 +251,7 @@ def test_a_build_pip_cannot_satisfy_raises_and_leaves_no_partial_environment(
     assert list(layout.envs.iterdir()) == []
 
 
+@pytest.mark.interpreter
 @pytest.mark.parametrize("way", ["pip-runner", "pip --python", "ensurepip"])
 def test_a_build_installs_the_newest_release_whichever_way_this_pythons_pip_allows(
     layout: InstallLayout,
@@ -282,6 +281,7 @@ def test_a_build_installs_the_newest_release_whichever_way_this_pythons_pip_allo
     assert list((env / "lib").glob("python3.*/site-packages/pip/__init__.py"))
 
 
+@pytest.mark.interpreter
 def test_a_build_under_umask_0_makes_an_environment_no_other_user_can_write(
     layout: InstallLayout, wheelhouse_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -246,7 +246,6 @@ def test_a_spawn_within_the_window_serves_the_installed_version_without_updating
     "last_check",
     ["more than a day ago", "missing", "garbage", "in the future"],
 )
-@pytest.mark.interpreter
 def test_a_due_check_that_finds_nothing_newer_builds_nothing_and_records_the_time(
     newest_install: Install, wheelhouse_environ: dict[str, str], spawns: Spawn, last_check: str
 ) -> None:
@@ -611,7 +610,6 @@ def test_a_due_spawn_whose_recorded_wheelhouse_is_gone_says_how_to_build_it_in_o
     )
 
 
-@pytest.mark.interpreter
 def test_the_updates_check_imports_every_module_of_the_package_a_due_spawn_imports(
     newest_install: Install, wheelhouse_environ: dict[str, str]
 ) -> None:
@@ -1084,7 +1082,6 @@ def _switch_and_import(install: Install, mode: str) -> subprocess.CompletedProce
     )
 
 
-@pytest.mark.interpreter
 def test_a_pinned_process_keeps_importing_from_its_own_environment_after_current_moves(
     old_install: Install,
 ) -> None:

@@ -27,9 +27,6 @@ from kinetis_mcp_docs.server.search.relevance import PageText, Query, RelevanceI
 from kinetis_mcp_docs.server.tools.base import Toolset
 from tests.support.http import tool_text, write_tree
 
-# Tantivy's release differs by interpreter (0.26 on 3.10).
-pytestmark = pytest.mark.interpreter
-
 FILLER = "Pages render on the server first and then hydrate in the browser. " * 6
 
 PAGES = {
@@ -317,6 +314,7 @@ print(json.dumps([(hit.url, hit.snippet, hit.line, hit.score) for hit in hits]))
 """
 
 
+@pytest.mark.interpreter
 def test_a_search_answers_the_same_in_every_process() -> None:
     # Python hashes strings differently in each process. A snippet's line was chosen by
     # sums read in a set's order: for this query over the evaluation tree, the processes
@@ -339,6 +337,7 @@ def test_a_search_answers_the_same_in_every_process() -> None:
     assert len(answers) == 1, answers
 
 
+@pytest.mark.interpreter
 def test_every_build_of_a_tree_scores_its_pages_alike() -> None:
     # While the index was built on two threads, which pages shared a segment was up to them,
     # and under Tantivy 0.26 (Python 3.10's) most of these queries got another score, in
