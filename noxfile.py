@@ -57,12 +57,17 @@ MEMORY_TMP_PREFIX = "kinetis-tests-"
 # scenarios, route starts, repository checks) test the same thing on every interpreter,
 # and they are the costly half. 3.11 where it is found, the oldest otherwise.
 FULL = "3.11" if "3.11" in FOUND else (FOUND[0] if FOUND else None)
+# The oldest Python found is where `tests_lowest` runs, the interpreter's tests among what
+# it runs: `tests` leaves that Python to it, unless it is the one that runs everything.
+LOWEST = FOUND[0] if FOUND else None
+TESTED = [version for version in FOUND if version != LOWEST or version == FULL]
 
 
-@nox.session(python=FOUND or None)
+@nox.session(python=TESTED or None)
 def tests(session: nox.Session) -> None:
     """The test suite: all of it on one Python (3.11 where found), and on every other
-    supported Python found here the tests an interpreter can change (`-m interpreter`).
+    supported Python found here the tests an interpreter can change (`-m interpreter`),
+    but the oldest, where `tests_lowest` runs them at the dependencies' lowest versions.
 
     `nox -s tests_all` runs all of it on each. `KINETIS_TEST_WORKERS=1` runs the tests in
     one process.
@@ -105,7 +110,7 @@ def _run_pytest(session: nox.Session, selection: list[str]) -> None:
 # `--resolution lowest-direct` leaves a dependency the test extra reaches only through the
 # package itself (limits, through `kinetis-mcp-docs[http]`) where the rest of the
 # resolution puts it, so each floor is also asked for exactly, as a constraint.
-@nox.session(python=FOUND[:1] or None, venv_backend="uv")
+@nox.session(python=LOWEST, venv_backend="uv")
 def tests_lowest(session: nox.Session) -> None:
     """The tests of what the package's dependencies serve, each dependency at the lowest
     version its range admits."""
