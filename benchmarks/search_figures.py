@@ -4,11 +4,8 @@ rankings."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.support.http import HttpServer, clean_environ, serve_http_argv
@@ -19,8 +16,6 @@ from benchmarks.http_floor import bare_server, paired_ratio, pinned_server, wrk_
 from benchmarks.http_load import load
 from benchmarks.report import Row, X, median
 from benchmarks.search_quality import search_quality
-from benchmarks.stage import PROJECT_ROOT
-from benchmarks.wire import BenchError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,27 +28,9 @@ RANKINGS = ("owndocs", "relevance")
 
 def _child_cost(root: str, ranking: str, draws: int) -> dict[str, object]:
     """`search_cost.measure` in a fresh interpreter, so its RSS is the index's alone."""
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks.search_cost",
-            root,
-            "--ranking",
-            ranking,
-            "--draws",
-            str(draws),
-        ],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=1800,
+    return search_scale.in_fresh_interpreter(
+        "benchmarks.search_cost", root, "--ranking", ranking, "--draws", str(draws)
     )
-    if completed.returncode:
-        raise BenchError(f"search_cost failed: {completed.stderr[-2000:]}")
-    figures: dict[str, object] = json.loads(completed.stdout.strip().splitlines()[-1])
-    return figures
 
 
 def search_cost(bench: Bench) -> list[Row]:

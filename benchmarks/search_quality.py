@@ -98,8 +98,13 @@ def measure(tree: evaluate.JudgedTree) -> dict[str, Figures]:
 
 
 def _not_exported(tree: evaluate.JudgedTree) -> Row:
+    return not_exported(f"search quality, {tree.name}", tree)
+
+
+def not_exported(figure: str, tree: evaluate.JudgedTree) -> Row:
+    """The row of a figure over `tree`, which is not exported here: how to export it."""
     return Row(
-        f"search quality, {tree.name}: not exported",
+        f"{figure}: not exported",
         "not run",
         "—",
         "—",

@@ -169,17 +169,9 @@ def scale_rows() -> list[Row]:
 
     tree = next(tree for tree in judged_trees() if tree.name == TREE)
     if not tree.exported:
-        return [
-            Row(
-                f"search_docs over {TREE} (about 10,000 pages): not exported",
-                "not run",
-                "—",
-                "—",
-                "—",
-                None,
-                note=f"export it with: {tree.export_command()}",
-            )
-        ]
+        from benchmarks.search_quality import not_exported  # noqa: PLC0415
+
+        return [not_exported(f"search_docs over {TREE} (about 10,000 pages)", tree)]
     rows = []
     for system in SYSTEMS:
         baseline = _child(tree.root, "bm25s")
@@ -189,8 +181,14 @@ def scale_rows() -> list[Row]:
 
 
 def _child(root: Path, system: str) -> dict[str, Any]:
+    return in_fresh_interpreter("benchmarks.search_scale", os.fspath(root), "--system", system)
+
+
+def in_fresh_interpreter(module: str, *arguments: str) -> dict[str, Any]:
+    """The figures `python -m module arguments` prints as its last line of JSON: measured in
+    a fresh interpreter, so that its resident memory is what it built alone."""
     completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks.search_scale", os.fspath(root), "--system", system],
+        [sys.executable, "-m", module, *arguments],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
@@ -198,7 +196,7 @@ def _child(root: Path, system: str) -> dict[str, Any]:
         timeout=1800,
     )
     if completed.returncode:
-        raise BenchError(f"search_scale failed: {completed.stderr[-2000:]}")
+        raise BenchError(f"{module} failed: {completed.stderr[-2000:]}")
     figures: dict[str, Any] = json.loads(completed.stdout.strip().splitlines()[-1])
     return figures
 

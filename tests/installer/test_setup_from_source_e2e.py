@@ -37,22 +37,36 @@ WAIT = 60.0
 pytest.importorskip("nox", reason="`nox -s setup_from_source` needs nox (the test extra)")
 
 
+def _with_wheels_of(
+    base: Path,
+    requirements: list[str],
+    name: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    pytestconfig: pytest.Config,
+) -> Path:
+    """A wheelhouse of `base`'s wheels and those of `requirements` (downloaded once, kept in
+    pytest's cache where it has one), each a link."""
+    cache_provider = getattr(pytestconfig, "cache", None)
+    cache = (
+        cache_provider.mkdir(f"kinetis-{name}-wheels")
+        if cache_provider
+        else tmp_path_factory.mktemp(f"{name}-wheels")
+    )
+    house = tmp_path_factory.mktemp(f"{name}-wheelhouse")
+    for wheel in [*base.glob("*.whl"), *download_dependencies(requirements, cache)]:
+        if not (house / wheel.name).exists():
+            (house / wheel.name).symlink_to(wheel.resolve())
+    return house
+
+
 @pytest.fixture(scope="session")
 def build_wheelhouse(
     wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
 ) -> Path:
     """The session's wheelhouse plus the build backend, so `pip wheel .` needs no index."""
-    cache_provider = getattr(pytestconfig, "cache", None)
-    cache = (
-        cache_provider.mkdir("kinetis-build-backend-wheels")
-        if cache_provider
-        else tmp_path_factory.mktemp("build-backend-wheels")
+    return _with_wheels_of(
+        wheelhouse, ["hatchling"], "build-backend", tmp_path_factory, pytestconfig
     )
-    house = tmp_path_factory.mktemp("build-wheelhouse")
-    for wheel in [*wheelhouse.glob("*.whl"), *download_dependencies(["hatchling"], cache)]:
-        if not (house / wheel.name).exists():
-            (house / wheel.name).symlink_to(wheel)
-    return house
 
 
 @pytest.fixture(scope="session")
@@ -60,17 +74,7 @@ def readme_wheelhouse(
     build_wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
 ) -> Path:
     """`build_wheelhouse` plus nox and uv, which the README's command installs in a clone."""
-    cache_provider = getattr(pytestconfig, "cache", None)
-    cache = (
-        cache_provider.mkdir("kinetis-nox-wheels")
-        if cache_provider
-        else tmp_path_factory.mktemp("nox-wheels")
-    )
-    house = tmp_path_factory.mktemp("readme-wheelhouse")
-    for wheel in [*build_wheelhouse.glob("*.whl"), *download_dependencies(["nox[uv]"], cache)]:
-        if not (house / wheel.name).exists():
-            (house / wheel.name).symlink_to(wheel.resolve())
-    return house
+    return _with_wheels_of(build_wheelhouse, ["nox[uv]"], "nox", tmp_path_factory, pytestconfig)
 
 
 @pytest.fixture
