@@ -222,7 +222,7 @@ def _updated_start(machine: Machine, environ: dict[str, str], old_command: Path)
             assert _RESOLVE_CAP_GIVEN_UP in spawned.stderr, spawned.stderr
         finally:
             spawned.kill()
-    updated = machine.run("update", program=old_command, env=environ)
+    updated = machine.run_process("update", program=old_command, env=environ)
     assert updated.returncode == 0, updated.stdout + updated.stderr
     spawned, version = _initialized(machine, environ)
     if version != NEXT_VERSION:
@@ -251,7 +251,7 @@ def test_an_install_made_by_release_1_0_0_updates_itself_into_this_checkout(
         index = local / "index.md"
         index.write_text(index.read_text() + "\nServed from a local directory.\n")
         setup_env["KINETIS_MCP_DOCS_PAGES"] = os.fspath(local)
-    made = machine.run("setup", program=old_command, env=setup_env)
+    made = machine.run_process("setup", program=old_command, env=setup_env)
     assert made.returncode == 0, made.stderr
     assert machine.current()
     old_environment = machine.current()
@@ -281,6 +281,6 @@ def test_an_install_made_by_release_1_0_0_updates_itself_into_this_checkout(
         again.kill()
 
     # And this checkout's own commands read the install 1.0.0 made.
-    status = machine.run("status", program=machine.own_command, env=pip)
+    status = machine.run_process("status", program=machine.own_command, env=pip)
     assert status.returncode == 0, status.stdout + status.stderr
     assert NEXT_VERSION in status.stdout

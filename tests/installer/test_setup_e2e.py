@@ -1,8 +1,11 @@
-"""`kinetis-docs setup [codex]` end to end: real processes, a local wheelhouse, stub CLIs.
+"""`kinetis-docs setup [codex]` end to end: a local wheelhouse, stub CLIs, real children.
 
-Setup runs as a user would run it, with a throwaway HOME, recording `claude`/`codex` stubs
-first on PATH, pip pointed at the session's wheelhouse through its own PIP_* variables, and
-the documentation origin reached through HTTPS_PROXY and SSL_CERT_FILE.
+Setup runs in the test process as a user would see it run (`Machine.run`), with a
+throwaway HOME, recording `claude`/`codex` stubs first on PATH, pip pointed at the
+session's wheelhouse through its own PIP_* variables, and the documentation origin reached
+through HTTPS_PROXY and SSL_CERT_FILE; pip, the stubs and the server it checks are real
+processes. It runs as a process of its own where that process is the subject: a signal, a
+kill, a read-only mount, the smoke scenarios every Python runs.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from tests.support.wheelhouse import wheelhouse_pip_env
 def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run_reinstalls(
     machine: Machine,
 ) -> None:
-    first = machine.setup()
+    # A smoke scenario, run on every Python: `kinetis-docs` as a process, as a user runs it.
+    first = machine.run_process("setup")
 
     assert first.returncode == 0, first.stderr
     argv = machine.registered_argv()
@@ -77,7 +81,7 @@ def test_setup_installs_verifies_and_registers_with_claude_code_and_a_second_run
     assert assert_answers_four_messages(argv, machine.env) == "1.0.1"
 
     machine.claude.clear_log()
-    second = machine.setup()
+    second = machine.run_process("setup")
 
     assert second.returncode == 0, second.stderr
     assert machine.claude.calls() == [
@@ -101,7 +105,7 @@ def test_setup_codex_registers_the_shells_proxy_certificate_and_pip_settings_wit
     machine.env["NO_PROXY"] = "example.invalid"
     machine.env["UNRELATED_SETTING"] = "not passed"
 
-    result = machine.setup("codex")
+    result = machine.run_process("setup", "codex")  # a smoke scenario, as a process
 
     assert result.returncode == 0, result.stderr
     argv = machine.registered_argv()
@@ -435,7 +439,8 @@ def test_setup_over_an_install_in_an_odd_state_is_one_line_and_switches_nothing(
         else []
     )
 
-    result = machine.setup(wrapper=wrapper)
+    # A read-only mount is a namespace of the process's own.
+    result = machine.run_process("setup", wrapper=wrapper) if wrapper else machine.setup()
 
     _assert_refused_in_one_line(result, expected)
     # Read, perhaps (the registration setup would replace), but never changed.
@@ -655,7 +660,7 @@ def test_the_installs_own_serve_http_without_the_extra_names_what_works_from_a_c
     machine = installed
 
     # The install's environment carries no http extra: every update rebuilds it.
-    result = machine.run("serve", "--http", program=machine.own_command)
+    result = machine.run_process("serve", "--http", program=machine.own_command)
 
     assert result.returncode == 1
     (line,) = result.stderr.splitlines()

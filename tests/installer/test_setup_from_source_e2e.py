@@ -191,7 +191,7 @@ def _assert_a_due_start_and_update_from_a_plain_shell_look_in_the_wheelhouse(
     assert server.stderr == ""
     assert float(last_check.read_text()) > time.time() - DAY
 
-    result = machine.run("update", env=plain, program=machine.own_command)
+    result = machine.run_process("update", env=plain, program=machine.own_command)
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-2:] == [

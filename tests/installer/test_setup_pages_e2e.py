@@ -155,7 +155,7 @@ def test_an_update_makes_the_copy_again_from_its_directory_and_uninstall_removes
     (pages / "index.md").write_text("# Edited since\n")
     (pages / "tools.md").write_text("# Tools\n")
 
-    updated = machine.run("update", program=machine.own_command)
+    updated = machine.run_process("update", program=machine.own_command)
 
     assert updated.returncode == 0, updated.stderr
     assert (
@@ -163,7 +163,7 @@ def test_an_update_makes_the_copy_again_from_its_directory_and_uninstall_removes
         in updated.stdout.splitlines()
     )
     assert index_page(machine.registered_argv(), machine.env) == "# Edited since\n"
-    removed = machine.run("uninstall", program=machine.own_command)
+    removed = machine.run_process("uninstall", program=machine.own_command)
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert not machine.install.exists()
 

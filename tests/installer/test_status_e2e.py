@@ -57,7 +57,7 @@ def _status_json(machine: Machine, env: dict[str, str] | None = None) -> tuple[i
 def test_status_of_a_working_install_reports_it_whole_and_exits_0(installed: Machine) -> None:
     machine = installed
 
-    result = machine.run("status")
+    result = machine.run_process("status")  # a smoke scenario, as a process
 
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
@@ -534,7 +534,7 @@ def test_status_of_a_source_install_says_how_it_takes_its_checkouts_changes(
     # is written, naming the checkout's command (it once failed after pip, naming pip).
     serving = machine.current()
     machine.claude.clear_log()
-    refused = machine.run("setup", env=plain, program=machine.own_command)
+    refused = machine.run_process("setup", env=plain, program=machine.own_command)
     assert refused.returncode == 1
     assert refused.stderr == (
         f"kinetis-docs: {machine.install} is a source install of {checkout}: its packages come "
@@ -630,7 +630,7 @@ def test_status_of_an_install_that_cannot_be_written_says_no_update_can_happen(
 ) -> None:
     machine = installed
 
-    result = machine.run("status", wrapper=read_only_or_skip(machine.install))
+    result = machine.run_process("status", wrapper=read_only_or_skip(machine.install))
 
     assert result.returncode == 1, result.stdout
     assert result.stdout.splitlines()[-3:] == [

@@ -53,7 +53,7 @@ def test_uninstall_removes_the_registration_then_the_directory_and_a_second_run_
     machine = installed_local
     (machine.install / ".last-update-check.tmp-0123abcd").write_text("left by a kill\n")
 
-    result = machine.run("uninstall")
+    result = machine.run_process("uninstall")  # a smoke scenario, as a process
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
@@ -64,7 +64,7 @@ def test_uninstall_removes_the_registration_then_the_directory_and_a_second_run_
     assert not machine.install.exists()
     assert machine.claude.registrations() == {}
 
-    again = machine.run("uninstall")
+    again = machine.run_process("uninstall")
 
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines() == [
@@ -167,7 +167,7 @@ def test_uninstall_of_an_install_it_cannot_write_keeps_the_registration_and_says
     machine.claude.clear_log()
     entries = sorted(path.name for path in machine.install.iterdir())
 
-    result = machine.run("uninstall", wrapper=read_only_or_skip(machine.install))
+    result = machine.run_process("uninstall", wrapper=read_only_or_skip(machine.install))
 
     assert result.returncode == 1
     assert result.stdout == ""
@@ -201,7 +201,7 @@ def test_uninstall_whose_removal_claude_code_did_not_write_keeps_the_install_and
     # As Claude Code with a read-only ~/.claude.json: `mcp remove` exits 0, writing nothing.
     wrapper = read_only_or_skip(machine.claude.state)
 
-    result = machine.run("uninstall", wrapper=wrapper)
+    result = machine.run_process("uninstall", wrapper=wrapper)
 
     assert result.returncode == 1
     assert result.stdout == ""
@@ -386,8 +386,8 @@ def test_the_command_setup_names_last_looks_after_the_install_and_uninstalls_it(
         entry for entry in env["PATH"].split(os.pathsep) if Path(entry) != KINETIS_DOCS.parent
     )
 
-    status = machine.run("status", env=env, program=Path(program))
-    removed = machine.run("uninstall", env=env, program=Path(program))
+    status = machine.run_process("status", env=env, program=Path(program))
+    removed = machine.run_process("uninstall", env=env, program=Path(program))
 
     assert status.returncode == 0, status.stdout + status.stderr
     assert removed.returncode == 0, removed.stderr
@@ -428,7 +428,7 @@ def test_uninstall_kept_for_a_byte_compile_names_a_command_that_still_runs_and_r
     env["PATH"] = os.pathsep.join(
         entry for entry in env["PATH"].split(os.pathsep) if Path(entry) != KINETIS_DOCS.parent
     )
-    removed = machine.run(verb, env=env, program=Path(program))
+    removed = machine.run_process(verb, env=env, program=Path(program))
 
     assert removed.returncode == 0, removed.stderr
     assert "Traceback" not in removed.stderr

@@ -163,7 +163,7 @@ def test_an_update_of_an_install_that_cannot_be_written_names_the_fix_in_one_lin
 ) -> None:
     machine = installed
 
-    result = machine.run("update", wrapper=read_only_or_skip(machine.install))
+    result = machine.run_process("update", wrapper=read_only_or_skip(machine.install))
 
     assert result.returncode == 1
     assert result.stderr == (

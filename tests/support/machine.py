@@ -3,7 +3,15 @@
 A throwaway HOME and install directory, recording `claude`/`codex` stubs first on PATH,
 pip pointed at the session's wheelhouse through its own PIP_* variables, TMPDIR inside the
 test's directory, and — when given — the documentation origin reached through HTTPS_PROXY
-and SSL_CERT_FILE. Every command runs as a user would run it, as a subprocess.
+and SSL_CERT_FILE.
+
+A command runs in this process (`run`, `setup`): the CLI's click command, with the machine's
+environment and home directory, its output and exit status as a user sees them
+(`tests.support.in_process`), the children it starts real processes on the stub CLIs.
+Where the process itself is what a test is about (a signal, a lock held across processes, a
+read-only mount, a smoke scenario on each Python) or the program is another (the install's
+own `kinetis-docs`, an earlier release's), it runs as a process of its own (`run_process`,
+`started`, `start_setup`).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.support.clients import StubClient, install_stub, stub_at
+from tests.support.in_process import run_cli
 from tests.support.processes import sigint_restored
 from tests.support.stdio import INITIALIZE_PARAMS, ServerProcess
 
@@ -47,14 +56,32 @@ class Machine:
     def run(
         self,
         *arguments: str,
-        umask: int = -1,
+        umask: int | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `kinetis-docs ARGUMENTS` (this checkout's) in this process, with `env` (the
+        machine's) from `cwd` (the home directory); `umask` is the shell's (None: this
+        process's)."""
+        return run_cli(
+            arguments,
+            env=dict(self.env if env is None else env),
+            cwd=self.home if cwd is None else cwd,
+            timeout=COMMAND_TIMEOUT,
+            umask=umask,
+            program=KINETIS_DOCS,
+        )
+
+    def run_process(
+        self,
+        *arguments: str,
         wrapper: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
         program: Path = KINETIS_DOCS,
     ) -> subprocess.CompletedProcess[str]:
-        """Run `kinetis-docs ARGUMENTS` from `cwd` (the home directory); `umask` is the
-        shell's; `program` is the `kinetis-docs` run (this checkout's)."""
+        """Run `kinetis-docs ARGUMENTS` as a process of its own, as `run` runs it in this
+        one; `wrapper` runs it, `program` is the `kinetis-docs` run (this checkout's)."""
         return subprocess.run(
             [*wrapper, os.fspath(program), *arguments],
             env=dict(self.env if env is None else env),
@@ -63,14 +90,11 @@ class Machine:
             timeout=COMMAND_TIMEOUT,
             check=False,
             cwd=self.home if cwd is None else cwd,
-            umask=umask,
         )
 
-    def setup(
-        self, *arguments: str, umask: int = -1, wrapper: Sequence[str] = ()
-    ) -> subprocess.CompletedProcess[str]:
-        """Run setup; `umask` is the shell's (-1: this process's), `wrapper` runs it."""
-        return self.run("setup", *arguments, umask=umask, wrapper=wrapper)
+    def setup(self, *arguments: str, umask: int | None = None) -> subprocess.CompletedProcess[str]:
+        """Run setup in this process; `umask` is the shell's (None: this process's)."""
+        return self.run("setup", *arguments, umask=umask)
 
     @contextmanager
     def started(self, *arguments: str) -> Iterator[subprocess.Popen[str]]:
