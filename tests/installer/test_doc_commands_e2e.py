@@ -50,7 +50,7 @@ NOT_RUN: dict[str, str] = {
     "python3 -m venv .venv && .venv/bin/pip install 'nox[uv]' && .venv/bin/nox": _SUITE,
     "PYENV_VERSION=3.11.7:3.10.13:3.12.1:3.13.0 .venv/bin/nox": _SUITE,
     ".venv/bin/nox -s tests-3.12 -- -k window": _SUITE,
-    "python3 -m venv .venv && .venv/bin/pip install '.[http]'": (
+    "python3 -m venv .venv && .venv/bin/python -m pip install '.[http]'": (
         "installs the http extra from the package index, which this machine's tests have "
         "not: the test suite's own environment has it"
     ),

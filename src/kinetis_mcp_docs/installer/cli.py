@@ -277,8 +277,10 @@ def uninstall(client: str | None) -> None:
 
 
 # What puts the http extra in a virtual environment of its own, run in a clone (PEP 668:
-# a distribution's Python refuses `pip install` outside one).
-HTTP_EXTRA_FROM_CLONE = "python3 -m venv .venv && .venv/bin/pip install '.[http]'"
+# a distribution's Python refuses `pip install` outside one). Through the environment's
+# interpreter, not its `pip` script: after the clone moves, that script's first line names
+# the old path, where the interpreter still runs, and the install writes `kinetis-docs` anew.
+HTTP_EXTRA_FROM_CLONE = "python3 -m venv .venv && .venv/bin/python -m pip install '.[http]'"
 
 
 class _Seconds(click.FloatRange):
