@@ -156,20 +156,28 @@ def _origin(origin_env: Mapping[str, str]) -> dict[str, str]:
 
 def _assert_a_due_codex_start_updates(machine: Machine, entry: dict[str, object]) -> None:
     """Started as Codex starts it, a due update resolves from the recorded wheelhouse."""
-    last_check = machine.install / ".last-update-check"
-    record_check(last_check, time.time() - DAY - 1)
     launch_env = entry["launch_env"]
     assert isinstance(launch_env, dict)
+    _, stderr = _a_due_start(machine, launch_env)
+    assert "could not update" not in stderr, stderr
+
+
+def _a_due_start(machine: Machine, env: dict[str, str]) -> tuple[str, str]:
+    """A client start with `env`, its daily check due, which answers and records a check
+    made now: the version it answered with, and what it wrote on stderr."""
+    last_check = machine.install / ".last-update-check"
+    record_check(last_check, time.time() - DAY - 1)
     # A generous deadline: a loaded machine must not turn this into a test of the bound.
-    server = ServerProcess(machine.registered_argv(), launch_env | {TIMEOUT_VARIABLE: "120"})
+    server = ServerProcess(machine.registered_argv(), env | {TIMEOUT_VARIABLE: "120"})
     try:
         response = server.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
-        assert response["result"]["serverInfo"]["version"]
+        version = response["result"]["serverInfo"]["version"]
+        assert version
         assert server.finish(timeout=WAIT) == 0
     finally:
         server.kill()
-    assert "could not update" not in server.stderr, server.stderr
     assert float(last_check.read_text()) > time.time() - DAY
+    return str(version), server.stderr
 
 
 def _assert_a_due_start_and_update_from_a_plain_shell_look_in_the_wheelhouse(
@@ -178,27 +186,15 @@ def _assert_a_due_start_and_update_from_a_plain_shell_look_in_the_wheelhouse(
     """Claude Code started from a shell without the wheelhouse's pip settings, and
     `kinetis-docs update` from one: both update from the wheelhouse the install came from,
     and find nothing newer."""
-    last_check = machine.install / ".last-update-check"
     plain = {key: value for key, value in machine.env.items() if not key.startswith("PIP_")}
-    record_check(last_check, time.time() - DAY - 1)
-    server = ServerProcess(machine.registered_argv(), plain | {TIMEOUT_VARIABLE: "120"})
-    try:
-        response = server.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
-        assert response["result"]["serverInfo"]["version"]
-        assert server.finish(timeout=WAIT) == 0
-    finally:
-        server.kill()
-    assert server.stderr == ""
-    assert float(last_check.read_text()) > time.time() - DAY
+    version, stderr = _a_due_start(machine, plain)
+    assert stderr == ""
 
     result = machine.run_process("update", env=plain, program=machine.own_command)
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-2:] == [
-        (
-            f"kinetis-mcp-docs {response['result']['serverInfo']['version']} is installed and up "
-            "to date"
-        ),
+        (f"kinetis-mcp-docs {version} is installed and up to date"),
         (
             f"It is a source install of {checkout}, which takes the checkout's changes with "
             f"`cd '{checkout}' && git pull && python3 -m venv .venv && .venv/bin/python -m pip "
@@ -331,15 +327,5 @@ def test_the_readme_install_keeps_serving_when_its_clone_moves_and_its_fixes_run
 
     # The clone deleted: a due update from a plain shell updates from the install's copy.
     shutil.rmtree(moved)
-    last_check = machine.install / ".last-update-check"
-    record_check(last_check, time.time() - DAY - 1)
-    server = ServerProcess(machine.registered_argv(), plain | {TIMEOUT_VARIABLE: "120"})
-    try:
-        response = server.request("initialize", INITIALIZE_PARAMS, timeout=WAIT)
-        assert response["result"]["serverInfo"]["version"]
-        assert server.finish(timeout=WAIT) == 0
-    finally:
-        server.kill()
-    assert server.stderr == ""
-    assert float(last_check.read_text()) > time.time() - DAY
+    assert _a_due_start(machine, plain)[1] == ""
     assert _index_by_hand(machine) == index
