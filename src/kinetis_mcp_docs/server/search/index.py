@@ -297,7 +297,7 @@ class SearchIndex:
             slot = self._next_slot
             self._next_slot += 1
         fields, body = split_frontmatter(text)
-        found = sections(text)
+        found = sections(text, body)
         page = _Page(url, text, fields, body, found, compressed=self._contract is not None)
         self._pages[slot] = page
         self._slot_of[url] = slot

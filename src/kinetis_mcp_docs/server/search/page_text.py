@@ -153,11 +153,13 @@ class Section:
         self.offset = offset  # where in the page's text it starts
 
 
-def sections(text: str) -> list[Section]:
+def sections(text: str, body: str | None = None) -> list[Section]:
     """The sections of a page's whole text: the frontmatter is no section, and the text
     before the first heading is one with no heading (left out when blank). Lines are
-    counted at `\\n` only, as a window read counts them."""
-    _, body = split_frontmatter(text)
+    counted at `\\n` only, as a window read counts them. `body` is the text without its
+    frontmatter, when the caller has split it already."""
+    if body is None:
+        _, body = split_frontmatter(text)
     line = 1 + text.count("\n", 0, len(text) - len(body))
     searched = "\n" + body  # see `_HEADING_LINE`
     marks = sorted(
