@@ -378,6 +378,27 @@ def test_a_list_item_defines_the_aliases_joined_to_its_first_word() -> None:
     assert "`placeholder` | `fallback`" in passage.snippet
 
 
+def test_an_html_summary_or_term_defines_the_word_it_opens_with() -> None:
+    # Reference pages written in HTML name an option in `<summary><code>PXAT ...` or
+    # `<dt>`: the snippet starts at that option's entry, not at an earlier sentence that
+    # lists it among others (which won, tied, as the earlier line).
+    page = (
+        "## Optional arguments\n\n"
+        "The expiration options (`EX`, `PX`, `EXAT`, `PXAT`, `KEEPTTL`) are mutually exclusive.\n\n"
+        + "Text that holds none of the words asked for.\n\n"
+        * 6
+        + "<details open><summary><code>EX seconds</code></summary>\n\n"
+        "Set the expire time, in seconds.\n\n</details>\n\n"
+        "<details open><summary><code>PXAT unix-time-milliseconds</code></summary>\n\n"
+        "Set the Unix time at which the key will expire, in milliseconds.\n\n</details>\n\n"
+        "<dl><dt>KEEPTTL</dt><dd>Retain the time to live.</dd></dl>\n"
+    )
+    lines = page.splitlines()
+    for word, opening in [("pxat", "<details open><summary><code>PXAT"), ("keepttl", "<dl>")]:
+        passage = _passage(page, {word: Word(1.0, word_pattern([word]))})
+        assert lines[passage.line - 1].startswith(opening), word
+
+
 def _passage(page: str, words: dict[str, Word]) -> Any:
     found = sections(page)
     data = page.encode()
