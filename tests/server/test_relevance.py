@@ -399,6 +399,25 @@ def test_an_html_summary_or_term_defines_the_word_it_opens_with() -> None:
         assert lines[passage.line - 1].startswith(opening), word
 
 
+def test_an_options_example_section_does_not_take_the_snippet_from_the_option() -> None:
+    # The short example section under an option's heading is the page's best section by
+    # BM25 (its heading twice, and the flag again in its code); the option's own heading,
+    # of the section it is part of, names the flag as well and comes first: the snippet
+    # starts there and shows the option's description, not the example.
+    page = (
+        "# Command Line Interface\n\n## Options\n\n"
+        "#### `--fix`\n\nThis option fixes as many problems as possible, in the files.\n\n"
+        "##### `--fix` example\n\n```shell\nnpx lint --fix file.js\n```\n\n"
+        "#### `--fix-dry-run`\n\nThis option has the same effect as `--fix`, but the fixes are "
+        "not saved to the file system.\n\n"
+        "##### `--fix-dry-run` example\n\n"
+        "```shell\nnpx lint --stdin --fix-dry-run --format json\n```\n"
+    )
+    hit = _hit({**PAGES, "/use/cli": page}, "--fix-dry-run", "/use/cli")
+    assert page.splitlines()[hit.line - 1] == "#### `--fix-dry-run`"
+    assert "not saved to the file system" in hit.snippet
+
+
 def _passage(page: str, words: dict[str, Word]) -> Any:
     found = sections(page)
     data = page.encode()

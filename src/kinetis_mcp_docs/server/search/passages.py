@@ -18,9 +18,11 @@ spelled with a capital outside ASCII (`É`) is found as the page spells it, lowe
   `<dt>`), as reference pages introduce an option — counts twice there, and a word of
   a heading `HEADING_WEIGHT` times (a heading names what its whole section is about, an
   entry one item of it); the lines of the page's best section (the index's, see
-  `relevance`) count half again, and a line of code (inside a fence) half as much: it shows
-  the words in use, where the prose around explains them (snippets showing the answer on
-  the tuned trees from 68 / 33 / 41% to 70 / 39 / 43%).
+  `relevance`) and of the section it is part of (the nearest before it under a heading of
+  a higher level: an option's, above its example's) count half again, and a line of code
+  (inside a fence) half as much: it shows the words in use, where the prose around
+  explains them (snippets showing the answer on the tuned trees from 68 / 33 / 41% to 70
+  / 39 / 43%).
   The earliest of the best lines wins. The snippet starts at that line, or at the heading
   of its section when both fit in one snippet, so that it names what it is about; with no
   word found, at the body's first line. It shows a Markdown link as its text, without its
@@ -116,11 +118,13 @@ class Passage:
 @dataclass(frozen=True)
 class PageShape:
     """Where a page's sections start: their first lines, and their offsets in its UTF-8;
-    and how many lines it has (its line breaks and one)."""
+    how many lines it has (its line breaks and one); and each section's heading level (its
+    `#`s, 0 for the text before the first heading; none known: no section is another's)."""
 
     lines: tuple[int, ...]
     offsets: tuple[int, ...]
     line_count: int
+    levels: tuple[int, ...] = ()
 
 
 def read_page(
@@ -223,6 +227,7 @@ def _best_line(
         * (1 + _ROUNDING)
         for number, score in base.items()
     }
+    boosted = _best_sections(shape, best_section)
     best, best_score = -1, 0.0
     for number in sorted(present, key=lambda number: (-bound[number], number)):
         if bound[number] < best_score or (bound[number] == best_score and number > best >= 0):
@@ -232,7 +237,7 @@ def _best_line(
             continue
         held = present[number]
         score = _line_score(raw.lower(), held, words, weight)
-        if _section_of(shape.lines, number) == best_section:
+        if _section_of(shape.lines, number) in boosted:
             score *= BEST_SECTION_WEIGHT
         following: set[str] = set()
         for later in range(number + 1, number + 1 + FOLLOWING_LINES):
@@ -243,6 +248,20 @@ def _best_line(
         if score > best_score or (score == best_score and 0 <= number < best):
             best, best_score = number, score
     return best
+
+
+def _best_sections(shape: PageShape, best_section: int) -> frozenset[int]:
+    """The best section, and the section it is part of (the nearest before it whose heading
+    is of a higher level, without its other parts): what the page says of the subject whose
+    example or detail the best section is (`#### --fix` above `##### --fix example`)."""
+    levels = shape.levels
+    if not 0 < best_section < len(levels):
+        return frozenset([best_section])
+    level = levels[best_section]
+    for parent in range(best_section - 1, -1, -1):
+        if levels[parent] < level:
+            return frozenset([best_section, parent])
+    return frozenset([best_section])
 
 
 def _line_score(
