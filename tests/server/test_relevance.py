@@ -513,3 +513,66 @@ def test_a_snippet_starts_at_the_prose_that_explains_the_words_not_the_code_that
     }
     passage = _passage(page, words)
     assert page.splitlines()[passage.line - 1].startswith("The `maxAge` option")
+
+
+def test_a_line_indented_as_code_weighs_as_code_not_as_prose() -> None:
+    # Four spaces after a blank line make a Markdown code block, as a fence does: the
+    # command using the words weighs half, and the sentence explaining them, later, starts
+    # the snippet (at equal weights the command, the earlier line, won).
+    filler = "Text that holds none of the words asked for.\n\n"
+    page = (
+        "# Notifications\n\n" + filler * 3 + "Watch them all:\n\n"
+        "    $ cli config set notify-events KEA\n\n"
+        + filler * 6
+        + "The string `KEA` sets every class of notify-events.\n"
+    )
+    words = {
+        "kea": Word(2.0, word_pattern(["kea"])),
+        "notify": Word(1.0, word_pattern(["notify"])),
+    }
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1].startswith("The string `KEA`")
+
+
+def test_a_line_indented_under_a_list_item_continues_it_and_is_no_code() -> None:
+    filler = "Text that holds none of the words asked for.\n\n"
+    page = (
+        "# Notifications\n\n" + filler * 6 + "- Watch them all:\n\n"
+        "    the notify-events setting, set to KEA, sends every class.\n\n"
+        + filler * 6
+        + "The string `KEA` sets every class of notify-events.\n"
+    )
+    words = {
+        "kea": Word(2.0, word_pattern(["kea"])),
+        "notify": Word(1.0, word_pattern(["notify"])),
+    }
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1].startswith("    the notify-events setting")
+
+
+@pytest.mark.parametrize("fenced", [True, False])
+def test_a_snippet_on_a_line_of_code_starts_at_the_sentence_introducing_its_block(
+    fenced: bool,
+) -> None:
+    # An error message is quoted in an example, after the sentence that says when it comes:
+    # the snippet starts at that sentence, and still shows the message.
+    example = "Client: HELLO 4\nServer: -NOPROTO sorry, this protocol version is not supported.\n"
+    block = (
+        f"```\n{example}```\n"
+        if fenced
+        else "".join(f"    {line}\n" for line in example.splitlines())
+    )
+    filler = "Text that holds none of the words asked for.\n\n"
+    page = (
+        "# Protocol\n\n"
+        + filler * 6
+        + "A server that does not support the version asked for replies with an error. "
+        "Example:\n\n" + block + "\n" + filler * 6
+    )
+    words = {
+        "noproto": Word(2.0, word_pattern(["noproto"])),
+        "sorri": Word(1.0, word_pattern(["sorry", "sorri"])),
+    }
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1].startswith("A server that does not support")
+    assert "-NOPROTO sorry" in passage.snippet

@@ -20,12 +20,19 @@ spelled with a capital outside ASCII (`É`) is found as the page spells it, lowe
   entry one item of it); the lines of the page's best section (the index's, see
   `relevance`) and of the section it is part of (the nearest before it under a heading of
   a higher level: an option's, above its example's) count half again, and a line of code
-  (inside a fence) half as much: it shows the words in use, where the prose around
-  explains them (snippets showing the answer on the tuned trees from 68 / 33 / 41% to 70
-  / 39 / 43%).
-  The earliest of the best lines wins. The snippet starts at that line, or at the heading
-  of its section when both fit in one snippet, so that it names what it is about; with no
-  word found, at the body's first line. It shows a Markdown link as its text, without its
+  half as much: it shows the words in use, where the prose around explains them
+  (snippets showing the answer on the tuned trees from 68 / 33 / 41% to 70 / 39 / 43%).
+  A line of code is inside a fence, or indented four spaces (or a tab) after a blank
+  line, as Markdown's other code block is, unless the text it follows is a list item,
+  whose content it continues.
+  The earliest of the best lines wins. The snippet starts at that line; when it is code,
+  at the line of prose its block follows ("Example:", "a message is logged at startup:")
+  if the text from there to it is `HEADING_REACH` at most: the sentence saying when an
+  error comes, not the example quoting it (snippets showing the answer on nuxt / eslint /
+  redis from 68 / 44 / 46% to 68 / 44 / 48%; the indented blocks alone 68 / 44 / 46%, the
+  introduction of fenced blocks alone 68 / 44 / 47%); and from there at the heading of its
+  section when both fit in one snippet, so that it names what it is about; with no word
+  found, at the body's first line. It shows a Markdown link as its text, without its
   address. Its `line` is where a window read shows it.
 """
 
@@ -53,7 +60,8 @@ DEFINITION_WEIGHT = 2.0
 HEADING_WEIGHT = 2.5
 BEST_SECTION_WEIGHT = 1.5
 TITLE_WORD_WEIGHT = 0.1
-# A heading is shown above the best line when this much text at most lies between them.
+# A heading is shown above the best line when this much text at most lies between them;
+# and the sentence introducing a block of code above its line.
 HEADING_REACH = 200
 # A word's first places in a page read, at most: its first 32 tell its use (snippets
 # showing the answer on nuxt / eslint / redis 67 / 43 / 41% at 32, 67 / 39 / 41% at 64,
@@ -75,6 +83,11 @@ _DEFINING = re.compile(
 # A word a list item names beside its first, joined to it by `|`, `,` or "or": the aliases
 # of one entry (`- \`placeholder\` | \`fallback\`: ...`).
 _ALIAS = re.compile(rb"[`*_]*[^\S\n]*(?:\||,|or\b)[^\S\n]*[`*_]*([^\s`*|:,(]+)")
+# How many lines before a line indented as code are read for where its block starts, and
+# before a block for the sentence introducing it: a longer run of indented lines is code.
+_BLOCK_LINES = 12
+# A list item's first line: the indented lines after it continue it, as no code.
+_LIST_ITEM = re.compile(rb"[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 # A Markdown link or image: the snippet shows its text, not its address.
 _LINK = re.compile(r"!?\[([^[\]\n]*)\]\([^()\s]*\)")
 # The bytes a word is made of: ASCII letters and digits, and every byte of a character
@@ -185,14 +198,15 @@ def read_page(
     if best < 0:
         return Passage(first + 1, _shown(data, begin, length))
     shown_from = starts[best]
+    introduced = _introduction(data, fences, shown_from)
+    if introduced >= 0 and _between(data, introduced, shown_from) <= HEADING_REACH:
+        best -= data.count(b"\n", introduced, shown_from)
+        shown_from = introduced
     section = _section_of(shape.lines, best)
     heading = shape.lines[section] - 1 if shape.lines else first
     if heading < best:
         heading_from = offsets[section] if offsets else 0
-        between = sum(
-            len(content.strip()) for content in data[heading_from:shown_from].split(b"\n")
-        )
-        if between <= HEADING_REACH:
+        if _between(data, heading_from, shown_from) <= HEADING_REACH:
             best, shown_from = heading, heading_from
     return Passage(best + 1, _shown(data, shown_from, length))
 
@@ -243,7 +257,7 @@ def _best_line(
         for later in range(number + 1, number + 1 + FOLLOWING_LINES):
             following |= present.get(later, set())
         score += FOLLOWING_WEIGHT * math.fsum(weight[name] for name in following - held)
-        if bisect_right(fences, starts[number] - 1) % 2:  # inside a fence
+        if _in_code(data, fences, starts[number]):
             score *= CODE_WEIGHT
         if score > best_score or (score == best_score and 0 <= number < best):
             best, best_score = number, score
@@ -350,3 +364,72 @@ def _shown(data: bytes, start: int, length: int) -> str:
 def _can_start(line: str) -> bool:
     stripped = line.strip()
     return bool(stripped) and not stripped.startswith(("```", "~~~", "---"))
+
+
+def _between(data: bytes, start: int, end: int) -> int:
+    """How much text (without the blanks that start and end its lines) lies from `start`
+    to `end`."""
+    return sum(len(content.strip()) for content in data[start:end].split(b"\n"))
+
+
+def _in_code(data: bytes, fences: list[int], start: int) -> bool:
+    """Whether the line starting at `start` is code: inside a fence, or of an indented
+    block."""
+    return bool(bisect_right(fences, start - 1) % 2) or _code_block(data, start) >= 0
+
+
+def _indented(line: bytes) -> bool:
+    return line.startswith((b"    ", b"\t"))
+
+
+def _previous(data: bytes, start: int) -> int:
+    """Where the line before the one starting at `start` (> 0) starts."""
+    return data.rfind(b"\n", 0, start - 1) + 1
+
+
+def _code_block(data: bytes, start: int) -> int:
+    """Where the indented code block holding the line starting at `start` starts: -1 when
+    that line is not one. A line indented by four spaces or a tab is code after a blank
+    line, unless what it follows is a list item (whose content it continues)."""
+    if not _indented(_line_at(data, start)):
+        return -1
+    block, at, blank = start, start, False
+    for _ in range(_BLOCK_LINES):
+        if not at:
+            return block if blank else -1
+        at = _previous(data, at)
+        line = _line_at(data, at)
+        if not line.strip():
+            blank = True
+        elif _indented(line):
+            block, blank = at, False
+        else:
+            return block if blank and not _LIST_ITEM.match(line) else -1
+    return block
+
+
+def _introduction(data: bytes, fences: list[int], start: int) -> int:
+    """Where the line of prose that introduces the code block holding the line starting at
+    `start` starts ("Example:", "a message is logged at startup:"); -1 when that line is no
+    code, or what its block follows is no prose (a heading, code, nothing)."""
+    index = bisect_right(fences, start - 1)
+    block = fences[index - 1] + 1 if index % 2 else _code_block(data, start)
+    if block < 0:
+        return -1
+    at = block
+    for _ in range(_BLOCK_LINES):
+        if not at:
+            break
+        at = _previous(data, at)
+        line = _line_at(data, at)
+        if not line.strip():
+            continue
+        if (
+            _HEADING.match(line)
+            or _indented(line)
+            or not _can_start(line.decode("utf-8", "replace"))
+            or bisect_right(fences, at - 1) % 2
+        ):
+            return -1
+        return at
+    return -1
