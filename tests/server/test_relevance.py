@@ -576,3 +576,21 @@ def test_a_snippet_on_a_line_of_code_starts_at_the_sentence_introducing_its_bloc
     passage = _passage(page, words)
     assert page.splitlines()[passage.line - 1].startswith("A server that does not support")
     assert "-NOPROTO sorry" in passage.snippet
+
+
+@pytest.mark.parametrize("opening", ["", "- ", "::: warning\n"])
+def test_a_snippet_starts_where_the_paragraph_of_its_line_starts(opening: str) -> None:
+    # A paragraph wrapped at 80 columns: the words are on its third line, and the snippet
+    # starts at its first (a list item's at its marker; after a container's tag, not at
+    # it), so that it shows the sentence before, which says what they are about.
+    filler = "Text that holds none of the words asked for.\n\n"
+    paragraph = (
+        "If the script has already performed write operations, it can not be killed\n"
+        "this way, since that would break the atomicity a script is promised.\n"
+        "In such a case only SHUTDOWN NOSAVE can stop it, killing the server.\n"
+    )
+    page = "# Scripts\n\n" + filler * 6 + opening + paragraph + "\n" + filler * 6
+    passage = _passage(page, {"nosave": Word(2.0, word_pattern(["nosave"]))})
+    marker = "- " if opening == "- " else ""
+    first = f"{marker}If the script has already performed write operations"
+    assert page.splitlines()[passage.line - 1].startswith(first)

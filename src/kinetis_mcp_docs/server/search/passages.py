@@ -25,15 +25,18 @@ spelled with a capital outside ASCII (`É`) is found as the page spells it, lowe
   A line of code is inside a fence, or indented four spaces (or a tab) after a blank
   line, as Markdown's other code block is, unless the text it follows is a list item,
   whose content it continues.
-  The earliest of the best lines wins. The snippet starts at that line; when it is code,
-  at the line of prose its block follows ("Example:", "a message is logged at startup:")
-  if the text from there to it is `HEADING_REACH` at most: the sentence saying when an
-  error comes, not the example quoting it (snippets showing the answer on nuxt / eslint /
-  redis from 68 / 44 / 46% to 68 / 44 / 48%; the indented blocks alone 68 / 44 / 46%, the
-  introduction of fenced blocks alone 68 / 44 / 47%); and from there at the heading of its
-  section when both fit in one snippet, so that it names what it is about; with no word
-  found, at the body's first line. It shows a Markdown link as its text, without its
-  address. Its `line` is where a window read shows it.
+  The earliest of the best lines wins. The snippet starts at that line, or earlier when
+  the text from there to it is `HEADING_REACH` at most: when it is code, at the line of
+  prose its block follows ("Example:", "a message is logged at startup:"), the sentence
+  saying when an error comes, not the example quoting it (snippets showing the answer on
+  nuxt / eslint / redis from 68 / 44 / 46% to 68 / 44 / 48%; the indented blocks alone
+  68 / 44 / 46%, the introduction of fenced blocks alone 68 / 44 / 47%); when it is not,
+  at the first line of its paragraph (a list item's marker), since a paragraph wrapped at
+  80 columns has the words on one line and what they are about on the line before (from
+  68 / 44 / 48% to 68 / 44 / 51%). From there it starts at the heading of its section
+  when both fit in one snippet, so that it names what it is about; with no word found, at
+  the body's first line. It shows a Markdown link as its text, without its address. Its
+  `line` is where a window read shows it.
 """
 
 from __future__ import annotations
@@ -61,7 +64,8 @@ HEADING_WEIGHT = 2.5
 BEST_SECTION_WEIGHT = 1.5
 TITLE_WORD_WEIGHT = 0.1
 # A heading is shown above the best line when this much text at most lies between them;
-# and the sentence introducing a block of code above its line.
+# and the sentence introducing a block of code above its line, the start of a paragraph
+# above its line.
 HEADING_REACH = 200
 # A word's first places in a page read, at most: its first 32 tell its use (snippets
 # showing the answer on nuxt / eslint / redis 67 / 43 / 41% at 32, 67 / 39 / 41% at 64,
@@ -88,6 +92,12 @@ _ALIAS = re.compile(rb"[`*_]*[^\S\n]*(?:\||,|or\b)[^\S\n]*[`*_]*([^\s`*|:,(]+)")
 _BLOCK_LINES = 12
 # A list item's first line: the indented lines after it continue it, as no code.
 _LIST_ITEM = re.compile(rb"[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+# A line that starts a block of its own (a list item, a table row, HTML, a quote, a
+# heading, a container or template tag, a fence), not the next line of a paragraph.
+_BLOCK_START = re.compile(rb"[ \t]*(?:[-*+][ \t]|\d+[.)][ \t]|[|<>#:{]|```|~~~)")
+# A line of markup only, which no paragraph continues: a heading, HTML, a table row, a
+# container or template tag (`::: warning`, `{{< highlight >}}`), a fence.
+_MARKUP = re.compile(rb"[ \t]*(?:[|<#:{]|```|~~~)")
 # A Markdown link or image: the snippet shows its text, not its address.
 _LINK = re.compile(r"!?\[([^[\]\n]*)\]\([^()\s]*\)")
 # The bytes a word is made of: ASCII letters and digits, and every byte of a character
@@ -198,10 +208,13 @@ def read_page(
     if best < 0:
         return Passage(first + 1, _shown(data, begin, length))
     shown_from = starts[best]
-    introduced = _introduction(data, fences, shown_from)
-    if introduced >= 0 and _between(data, introduced, shown_from) <= HEADING_REACH:
-        best -= data.count(b"\n", introduced, shown_from)
-        shown_from = introduced
+    if _in_code(data, fences, shown_from):
+        begun = _introduction(data, fences, shown_from)
+    else:
+        begun = _paragraph(data, fences, shown_from)
+    if 0 <= begun < shown_from and _between(data, begun, shown_from) <= HEADING_REACH:
+        best -= data.count(b"\n", begun, shown_from)
+        shown_from = begun
     section = _section_of(shape.lines, best)
     heading = shape.lines[section] - 1 if shape.lines else first
     if heading < best:
@@ -433,3 +446,19 @@ def _introduction(data: bytes, fences: list[int], start: int) -> int:
             return -1
         return at
     return -1
+
+
+def _paragraph(data: bytes, fences: list[int], start: int) -> int:
+    """Where the paragraph holding the line starting at `start` starts: the first of the
+    lines before it, with no blank line between, that continue one another (a list item's
+    from its marker on), `_BLOCK_LINES` at most."""
+    at = start
+    for _ in range(_BLOCK_LINES):
+        if not at or _BLOCK_START.match(_line_at(data, at)):
+            return at
+        before = _previous(data, at)
+        line = _line_at(data, before)
+        if not line.strip() or _MARKUP.match(line) or bisect_right(fences, before - 1) % 2:
+            return at
+        at = before
+    return start
