@@ -594,3 +594,24 @@ def test_a_snippet_starts_where_the_paragraph_of_its_line_starts(opening: str) -
     marker = "- " if opening == "- " else ""
     first = f"{marker}If the script has already performed write operations"
     assert page.splitlines()[passage.line - 1].startswith(first)
+
+
+def test_a_heading_is_not_shown_above_its_line_over_another_entry() -> None:
+    # `## Optional arguments` is near enough to be shown above the third option, but the
+    # two options between would then stand first in the snippet as if they answered: it
+    # starts at the option asked for. Over plain text the heading is still shown.
+    filler = "Text that holds none of the words asked for.\n\n"
+    entries = (
+        "<details open><summary><code>NOMKSTREAM</code></summary>\n\nNo new stream.\n\n"
+        "</details>\n\n"
+        "- `MAXLEN threshold`: trims the stream.\n\n"
+        "- `IDMPAUTO producer-id`: generates an idempotent id for the producer.\n"
+    )
+    page = "# XADD\n\n" + filler * 6 + "## Optional arguments\n\n" + entries + "\n" + filler * 6
+    words = {"idmpauto": Word(2.0, word_pattern(["idmpauto"]))}
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1].startswith("- `IDMPAUTO producer-id`")
+    plain = page.replace("- `MAXLEN threshold`: trims the stream.", "The stream is trimmed.")
+    plain = plain.replace("<details open><summary><code>NOMKSTREAM</code></summary>", "")
+    passage = _passage(plain, words)
+    assert plain.splitlines()[passage.line - 1] == "## Optional arguments"

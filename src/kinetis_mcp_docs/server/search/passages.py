@@ -34,9 +34,12 @@ spelled with a capital outside ASCII (`É`) is found as the page spells it, lowe
   at the first line of its paragraph (a list item's marker), since a paragraph wrapped at
   80 columns has the words on one line and what they are about on the line before (from
   68 / 44 / 48% to 68 / 44 / 51%). From there it starts at the heading of its section
-  when both fit in one snippet, so that it names what it is about; with no word found, at
-  the body's first line. It shows a Markdown link as its text, without its address. Its
-  `line` is where a window read shows it.
+  when both fit in one snippet, so that it names what it is about, unless an entry of its
+  own lies between them (a line naming a word in code, bold, an HTML tag or a table cell,
+  as a definition does): `## Optional arguments` above the third option showed the first
+  two as if they answered (from 68 / 44 / 51% to 68 / 44 / 52%). With no word found, the
+  snippet starts at the body's first line. It shows a Markdown link as its text, without
+  its address. Its `line` is where a window read shows it.
 """
 
 from __future__ import annotations
@@ -91,6 +94,9 @@ _ALIAS = re.compile(rb"[`*_]*[^\S\n]*(?:\||,|or\b)[^\S\n]*[`*_]*([^\s`*|:,(]+)")
 # before a block for the sentence introducing it: a longer run of indented lines is code.
 _BLOCK_LINES = 12
 # A list item's first line: the indented lines after it continue it, as no code.
+# An entry's marked name: after a list marker or none, code, bold, an HTML tag or a table
+# cell.
+_ENTRY = re.compile(rb"[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+)?(?:`(?!``)|\*\*|__|<[a-z]|\|)")
 _LIST_ITEM = re.compile(rb"[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 # A line that starts a block of its own (a list item, a table row, HTML, a quote, a
 # heading, a container or template tag, a fence), not the next line of a paragraph.
@@ -219,7 +225,9 @@ def read_page(
     heading = shape.lines[section] - 1 if shape.lines else first
     if heading < best:
         heading_from = offsets[section] if offsets else 0
-        if _between(data, heading_from, shown_from) <= HEADING_REACH:
+        if _between(data, heading_from, shown_from) <= HEADING_REACH and not _entry_between(
+            data, fences, heading_from, shown_from
+        ):
             best, shown_from = heading, heading_from
     return Passage(best + 1, _shown(data, shown_from, length))
 
@@ -462,3 +470,20 @@ def _paragraph(data: bytes, fences: list[int], start: int) -> int:
             return at
         at = before
     return start
+
+
+def _entry_between(data: bytes, fences: list[int], start: int, end: int) -> bool:
+    """Whether a line after the one starting at `start`, and before `end`, is an entry of
+    its own: it names a word as a definition does (see `_DEFINING`), in code, bold, an
+    HTML tag or a table cell, outside a fence."""
+    at = data.find(b"\n", start) + 1
+    while 0 < at < end:
+        line = _line_at(data, at)
+        if (
+            _ENTRY.match(line)
+            and _DEFINING.match(line.lower())
+            and not bisect_right(fences, at - 1) % 2
+        ):
+            return True
+        at = data.find(b"\n", at) + 1
+    return False
