@@ -615,3 +615,17 @@ def test_a_heading_is_not_shown_above_its_line_over_another_entry() -> None:
     plain = plain.replace("<details open><summary><code>NOMKSTREAM</code></summary>", "")
     passage = _passage(plain, words)
     assert plain.splitlines()[passage.line - 1] == "## Optional arguments"
+
+
+def test_a_snippet_shows_a_links_text_not_an_address_written_with_template_tags() -> None:
+    page = (
+        "# Lists\n\n" + _PROSE + "\n\n## Blocking\n\n"
+        'Redis implements [`BRPOP`]({{< relref "/commands/brpop" >}}) and '
+        "[`BLPOP`]({{ site.baseurl }}/commands/blpop), which block while the list is empty, "
+        "and [`BLMOVE`]({% link commands/blmove.md %}).\n"
+    )
+    passage = _passage(page, {"brpop": Word(2.0, word_pattern(["brpop"]))})
+    assert passage.snippet.startswith(
+        "## Blocking Redis implements `BRPOP` and `BLPOP`, which block while the list is "
+        "empty, and `BLMOVE`."
+    )
