@@ -96,10 +96,10 @@ _ALIAS = re.compile(rb"[`*_]*[^\S\n]*(?:\||,|or\b)[^\S\n]*[`*_]*([^\s`*|:,(]+)")
 # How many lines before a line indented as code are read for where its block starts, and
 # before a block for the sentence introducing it: a longer run of indented lines is code.
 _BLOCK_LINES = 12
-# A list item's first line: the indented lines after it continue it, as no code.
 # An entry's marked name: after a list marker or none, code, bold, an HTML tag or a table
 # cell.
 _ENTRY = re.compile(rb"[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+)?(?:`(?!``)|\*\*|__|<[a-z]|\|)")
+# A list item's first line: the indented lines after it continue it, as no code.
 _LIST_ITEM = re.compile(rb"[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 # A line that starts a block of its own (a list item, a table row, HTML, a quote, a
 # heading, a container or template tag, a fence), not the next line of a paragraph.
