@@ -378,6 +378,46 @@ def test_a_list_item_defines_the_aliases_joined_to_its_first_word() -> None:
     assert "`placeholder` | `fallback`" in passage.snippet
 
 
+def test_an_html_summary_or_term_defines_the_word_it_opens_with() -> None:
+    # Reference pages written in HTML name an option in `<summary><code>PXAT ...` or
+    # `<dt>`: the snippet starts at that option's entry, not at an earlier sentence that
+    # lists it among others (which won, tied, as the earlier line).
+    page = (
+        "## Optional arguments\n\n"
+        "The expiration options (`EX`, `PX`, `EXAT`, `PXAT`, `KEEPTTL`) are mutually exclusive.\n\n"
+        + "Text that holds none of the words asked for.\n\n"
+        * 6
+        + "<details open><summary><code>EX seconds</code></summary>\n\n"
+        "Set the expire time, in seconds.\n\n</details>\n\n"
+        "<details open><summary><code>PXAT unix-time-milliseconds</code></summary>\n\n"
+        "Set the Unix time at which the key will expire, in milliseconds.\n\n</details>\n\n"
+        "<dl><dt>KEEPTTL</dt><dd>Retain the time to live.</dd></dl>\n"
+    )
+    lines = page.splitlines()
+    for word, opening in [("pxat", "<details open><summary><code>PXAT"), ("keepttl", "<dl>")]:
+        passage = _passage(page, {word: Word(1.0, word_pattern([word]))})
+        assert lines[passage.line - 1].startswith(opening), word
+
+
+def test_an_options_example_section_does_not_take_the_snippet_from_the_option() -> None:
+    # The short example section under an option's heading is the page's best section by
+    # BM25 (its heading twice, and the flag again in its code); the option's own heading,
+    # of the section it is part of, names the flag as well and comes first: the snippet
+    # starts there and shows the option's description, not the example.
+    page = (
+        "# Command Line Interface\n\n## Options\n\n"
+        "#### `--fix`\n\nThis option fixes as many problems as possible, in the files.\n\n"
+        "##### `--fix` example\n\n```shell\nnpx lint --fix file.js\n```\n\n"
+        "#### `--fix-dry-run`\n\nThis option has the same effect as `--fix`, but the fixes are "
+        "not saved to the file system.\n\n"
+        "##### `--fix-dry-run` example\n\n"
+        "```shell\nnpx lint --stdin --fix-dry-run --format json\n```\n"
+    )
+    hit = _hit({**PAGES, "/use/cli": page}, "--fix-dry-run", "/use/cli")
+    assert page.splitlines()[hit.line - 1] == "#### `--fix-dry-run`"
+    assert "not saved to the file system" in hit.snippet
+
+
 def _passage(page: str, words: dict[str, Word]) -> Any:
     found = sections(page)
     data = page.encode()
@@ -473,3 +513,119 @@ def test_a_snippet_starts_at_the_prose_that_explains_the_words_not_the_code_that
     }
     passage = _passage(page, words)
     assert page.splitlines()[passage.line - 1].startswith("The `maxAge` option")
+
+
+def test_a_line_indented_as_code_weighs_as_code_not_as_prose() -> None:
+    # Four spaces after a blank line make a Markdown code block, as a fence does: the
+    # command using the words weighs half, and the sentence explaining them, later, starts
+    # the snippet (at equal weights the command, the earlier line, won).
+    filler = "Text that holds none of the words asked for.\n\n"
+    page = (
+        "# Notifications\n\n" + filler * 3 + "Watch them all:\n\n"
+        "    $ cli config set notify-events KEA\n\n"
+        + filler * 6
+        + "The string `KEA` sets every class of notify-events.\n"
+    )
+    words = {
+        "kea": Word(2.0, word_pattern(["kea"])),
+        "notify": Word(1.0, word_pattern(["notify"])),
+    }
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1].startswith("The string `KEA`")
+
+
+def test_a_line_indented_under_a_list_item_continues_it_and_is_no_code() -> None:
+    filler = "Text that holds none of the words asked for.\n\n"
+    page = (
+        "# Notifications\n\n" + filler * 6 + "- Watch them all:\n\n"
+        "    the notify-events setting, set to KEA, sends every class.\n\n"
+        + filler * 6
+        + "The string `KEA` sets every class of notify-events.\n"
+    )
+    words = {
+        "kea": Word(2.0, word_pattern(["kea"])),
+        "notify": Word(1.0, word_pattern(["notify"])),
+    }
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1].startswith("    the notify-events setting")
+
+
+@pytest.mark.parametrize("fenced", [True, False])
+def test_a_snippet_on_a_line_of_code_starts_at_the_sentence_introducing_its_block(
+    fenced: bool,
+) -> None:
+    # An error message is quoted in an example, after the sentence that says when it comes:
+    # the snippet starts at that sentence, and still shows the message.
+    example = "Client: HELLO 4\nServer: -NOPROTO sorry, this protocol version is not supported.\n"
+    block = (
+        f"```\n{example}```\n"
+        if fenced
+        else "".join(f"    {line}\n" for line in example.splitlines())
+    )
+    filler = "Text that holds none of the words asked for.\n\n"
+    page = (
+        "# Protocol\n\n"
+        + filler * 6
+        + "A server that does not support the version asked for replies with an error. "
+        "Example:\n\n" + block + "\n" + filler * 6
+    )
+    words = {
+        "noproto": Word(2.0, word_pattern(["noproto"])),
+        "sorri": Word(1.0, word_pattern(["sorry", "sorri"])),
+    }
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1].startswith("A server that does not support")
+    assert "-NOPROTO sorry" in passage.snippet
+
+
+@pytest.mark.parametrize("opening", ["", "- ", "::: warning\n"])
+def test_a_snippet_starts_where_the_paragraph_of_its_line_starts(opening: str) -> None:
+    # A paragraph wrapped at 80 columns: the words are on its third line, and the snippet
+    # starts at its first (a list item's at its marker; after a container's tag, not at
+    # it), so that it shows the sentence before, which says what they are about.
+    filler = "Text that holds none of the words asked for.\n\n"
+    paragraph = (
+        "If the script has already performed write operations, it can not be killed\n"
+        "this way, since that would break the atomicity a script is promised.\n"
+        "In such a case only SHUTDOWN NOSAVE can stop it, killing the server.\n"
+    )
+    page = "# Scripts\n\n" + filler * 6 + opening + paragraph + "\n" + filler * 6
+    passage = _passage(page, {"nosave": Word(2.0, word_pattern(["nosave"]))})
+    marker = "- " if opening == "- " else ""
+    first = f"{marker}If the script has already performed write operations"
+    assert page.splitlines()[passage.line - 1].startswith(first)
+
+
+def test_a_heading_is_not_shown_above_its_line_over_another_entry() -> None:
+    # `## Optional arguments` is near enough to be shown above the third option, but the
+    # two options between would then stand first in the snippet as if they answered: it
+    # starts at the option asked for. Over plain text the heading is still shown.
+    filler = "Text that holds none of the words asked for.\n\n"
+    entries = (
+        "<details open><summary><code>NOMKSTREAM</code></summary>\n\nNo new stream.\n\n"
+        "</details>\n\n"
+        "- `MAXLEN threshold`: trims the stream.\n\n"
+        "- `IDMPAUTO producer-id`: generates an idempotent id for the producer.\n"
+    )
+    page = "# XADD\n\n" + filler * 6 + "## Optional arguments\n\n" + entries + "\n" + filler * 6
+    words = {"idmpauto": Word(2.0, word_pattern(["idmpauto"]))}
+    passage = _passage(page, words)
+    assert page.splitlines()[passage.line - 1].startswith("- `IDMPAUTO producer-id`")
+    plain = page.replace("- `MAXLEN threshold`: trims the stream.", "The stream is trimmed.")
+    plain = plain.replace("<details open><summary><code>NOMKSTREAM</code></summary>", "")
+    passage = _passage(plain, words)
+    assert plain.splitlines()[passage.line - 1] == "## Optional arguments"
+
+
+def test_a_snippet_shows_a_links_text_not_an_address_written_with_template_tags() -> None:
+    page = (
+        "# Lists\n\n" + _PROSE + "\n\n## Blocking\n\n"
+        'Redis implements [`BRPOP`]({{< relref "/commands/brpop" >}}) and '
+        "[`BLPOP`]({{ site.baseurl }}/commands/blpop), which block while the list is empty, "
+        "and [`BLMOVE`]({% link commands/blmove.md %}).\n"
+    )
+    passage = _passage(page, {"brpop": Word(2.0, word_pattern(["brpop"]))})
+    assert passage.snippet.startswith(
+        "## Blocking Redis implements `BRPOP` and `BLPOP`, which block while the list is "
+        "empty, and `BLMOVE`."
+    )

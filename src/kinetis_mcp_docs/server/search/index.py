@@ -162,6 +162,7 @@ class _Page:
             tuple(section.line for section in found) or (1 + text.count("\n", 0, start),),
             _utf8_offsets(text, [section.offset for section in found] or [start]),
             text.count("\n") + 1,
+            tuple(section.level for section in found) or (0,),
         )
 
     def full_text(self) -> str:

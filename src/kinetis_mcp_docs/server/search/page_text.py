@@ -24,7 +24,7 @@ _BLOCK_SCALAR = re.compile(r"[>|][1-9+-]{0,2}(?:\s+#.*)?")
 # match starts at its line's offset in the body. The heading's closing `#`s are stripped
 # by `_heading_text`, not by the pattern: a lazy text before them made a line of `# # # ...`
 # cost its length squared (a line of 8,000 characters, 4 s).
-_HEADING_LINE = re.compile(r"\n[^\S\n]*#{1,6}[ \t]+([^\n]*)")
+_HEADING_LINE = re.compile(r"\n[^\S\n]*(#{1,6})[ \t]+([^\n]*)")
 _FENCE_LINE = re.compile(r"\n[^\S\n]*(?:```|~~~)")
 # What ends a line for `str.splitlines` ("\r\n" ends one line: its "\n" starts none that a
 # fence or a title could open), and what opens a fence or a `# ` title at a line's start.
@@ -144,13 +144,14 @@ def first_paragraph(body: str) -> str:
 class Section:
     """A run of a page's lines from one heading (or the page's start) to the next."""
 
-    __slots__ = ("heading", "line", "offset", "text")
+    __slots__ = ("heading", "level", "line", "offset", "text")
 
-    def __init__(self, line: int, heading: str, text: str, offset: int = 0) -> None:
+    def __init__(self, line: int, heading: str, text: str, offset: int = 0, level: int = 0) -> None:
         self.line = line  # the page line (from 1) the section starts on
         self.heading = heading  # the heading's text, '' for what comes before the first
         self.text = text
         self.offset = offset  # where in the page's text it starts
+        self.level = level  # its heading's `#`s, 0 for what comes before the first
 
 
 def sections(text: str, body: str | None = None) -> list[Section]:
@@ -163,29 +164,29 @@ def sections(text: str, body: str | None = None) -> list[Section]:
     line = 1 + text.count("\n", 0, len(text) - len(body))
     searched = "\n" + body  # see `_HEADING_LINE`
     marks = sorted(
-        [(found.start(), None) for found in _FENCE_LINE.finditer(searched)]
+        [(found.start(), None, 0) for found in _FENCE_LINE.finditer(searched)]
         + [
-            (found.start(), _heading_text(found.group(1)))
+            (found.start(), _heading_text(found.group(2)), len(found.group(1)))
             for found in _HEADING_LINE.finditer(searched)
         ],
         key=lambda mark: mark[0],
     )
-    starts: list[tuple[int, str]] = [(0, "")]
+    starts: list[tuple[int, str, int]] = [(0, "", 0)]
     fenced = False
-    for position, heading in marks:
+    for position, heading, level in marks:
         if heading is None:
             fenced = not fenced
         elif not fenced:
-            starts.append((position, heading))
+            starts.append((position, heading, level))
     found: list[Section] = []
     counted = 0
-    ends = [start for start, _ in starts[1:]] + [len(body)]
-    for (start, heading), end in zip(starts, ends, strict=True):
+    ends = [start for start, _, _ in starts[1:]] + [len(body)]
+    for (start, heading, level), end in zip(starts, ends, strict=True):
         line += body.count("\n", counted, start)
         counted = start
         content = body[start:end]
         if heading or content.strip():
-            found.append(Section(line, heading, content, len(text) - len(body) + start))
+            found.append(Section(line, heading, content, len(text) - len(body) + start, level))
     return found
 
 

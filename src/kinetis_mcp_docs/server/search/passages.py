@@ -13,17 +13,36 @@ spelled with a capital outside ASCII (`É`) is found as the page spells it, lowe
   `lazy`; a word of the page's title tells no line from another and weighs
   `TITLE_WORD_WEIGHT` of that. The words of the next two lines count half, since a snippet
   of 240 characters runs on; a word a line defines — the first word of a list item (and
-  the aliases joined to it by `|`, `,` or "or") or of a table row, or the `code` a line
-  starts with, as reference pages introduce an option — counts twice there, and a word of
+  the aliases joined to it by `|`, `,` or "or") or of a table row, the `code` a line
+  starts with, or the first word inside the HTML tags a line opens with (`<summary><code>`,
+  `<dt>`), as reference pages introduce an option — counts twice there, and a word of
   a heading `HEADING_WEIGHT` times (a heading names what its whole section is about, an
   entry one item of it); the lines of the page's best section (the index's, see
-  `relevance`) count half again, and a line of code (inside a fence) half as much: it shows
-  the words in use, where the prose around explains them (snippets showing the answer on
-  the tuned trees from 68 / 33 / 41% to 70 / 39 / 43%).
-  The earliest of the best lines wins. The snippet starts at that line, or at the heading
-  of its section when both fit in one snippet, so that it names what it is about; with no
-  word found, at the body's first line. It shows a Markdown link as its text, without its
-  address. Its `line` is where a window read shows it.
+  `relevance`) and of the section it is part of (the nearest before it under a heading of
+  a higher level: an option's, above its example's) count half again, and a line of code
+  half as much: it shows the words in use, where the prose around explains them
+  (snippets showing the answer on the tuned trees from 68 / 33 / 41% to 70 / 39 / 43%).
+  A line of code is inside a fence, or indented four spaces (or a tab) after a blank
+  line, as Markdown's other code block is, unless the text it follows is a list item,
+  whose content it continues.
+  The earliest of the best lines wins. The snippet starts at that line, or earlier when
+  the text from there to it is `HEADING_REACH` at most: when it is code, at the line of
+  prose its block follows ("Example:", "a message is logged at startup:"), the sentence
+  saying when an error comes, not the example quoting it (snippets showing the answer on
+  nuxt / eslint / redis from 68 / 44 / 46% to 68 / 44 / 48%; the indented blocks alone
+  68 / 44 / 46%, the introduction of fenced blocks alone 68 / 44 / 47%); when it is not,
+  at the first line of its paragraph (a list item's marker), since a paragraph wrapped at
+  80 columns has the words on one line and what they are about on the line before (from
+  68 / 44 / 48% to 68 / 44 / 51%). From there it starts at the heading of its section
+  when both fit in one snippet, so that it names what it is about, unless an entry of its
+  own lies between them (a line naming a word in code, bold, an HTML tag or a table cell,
+  as a definition does): `## Optional arguments` above the third option showed the first
+  two as if they answered (from 68 / 44 / 51% to 68 / 44 / 52%). With no word found, the
+  snippet starts at the body's first line. It shows a Markdown link as its text, without
+  its address, an address written with a template's tags too (`{{< relref "/x" >}}`,
+  `{% link x.md %}`): the room goes to the text that follows (snippets showing the answer
+  on nuxt / eslint / redis from 68 / 44 / 52% to 68 / 44 / 53%). Its `line` is where a
+  window read shows it.
 """
 
 from __future__ import annotations
@@ -50,7 +69,9 @@ DEFINITION_WEIGHT = 2.0
 HEADING_WEIGHT = 2.5
 BEST_SECTION_WEIGHT = 1.5
 TITLE_WORD_WEIGHT = 0.1
-# A heading is shown above the best line when this much text at most lies between them.
+# A heading is shown above the best line when this much text at most lies between them;
+# and the sentence introducing a block of code above its line, the start of a paragraph
+# above its line.
 HEADING_REACH = 200
 # A word's first places in a page read, at most: its first 32 tell its use (snippets
 # showing the answer on nuxt / eslint / redis 67 / 43 / 41% at 32, 67 / 39 / 41% at 64,
@@ -61,14 +82,38 @@ MIN_IDF = 0.3
 # The words a snippet of `SNIPPET_LENGTH` characters can show come from this many lines.
 _SHOWN_LINES = 12
 # What a line defines: any word of a heading, else the first word of a list item or a table
-# row, or the `code` or **bold** a line starts with.
+# row, the `code` or **bold** a line starts with, or the first word inside the HTML tags a
+# line opens with (`<details><summary><code>PXAT ms</code>`, `<dt>`): snippets showing the
+# answer on redis from 41 to 46%, nuxt and eslint unchanged.
 _HEADING = re.compile(rb"\s*#{1,6}\s+(.*)")
-_DEFINING = re.compile(rb"\s*(?:(?:[-*+]|\d+[.)]|\|)[`*_\s]*|[`*_]+)([^\s`*|:,(]+)")
+_DEFINING = re.compile(
+    rb"\s*(?:(?:[-*+]|\d+[.)]|\|)[`*_\s]*|(?:<[a-z][^<>\n]*>[^\S\n]*)+[`*_]*|[`*_]+)"
+    rb"([^\s`*|:,(<]+)"
+)
 # A word a list item names beside its first, joined to it by `|`, `,` or "or": the aliases
 # of one entry (`- \`placeholder\` | \`fallback\`: ...`).
 _ALIAS = re.compile(rb"[`*_]*[^\S\n]*(?:\||,|or\b)[^\S\n]*[`*_]*([^\s`*|:,(]+)")
-# A Markdown link or image: the snippet shows its text, not its address.
-_LINK = re.compile(r"!?\[([^[\]\n]*)\]\([^()\s]*\)")
+# How many lines before a line indented as code are read for where its block starts, and
+# before a block for the sentence introducing it: a longer run of indented lines is code.
+_BLOCK_LINES = 12
+# An entry's marked name: after a list marker or none, code, bold, an HTML tag or a table
+# cell.
+_ENTRY = re.compile(rb"[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+)?(?:`(?!``)|\*\*|__|<[a-z]|\|)")
+# A list item's first line: the indented lines after it continue it, as no code.
+_LIST_ITEM = re.compile(rb"[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+# A line that starts a block of its own (a list item, a table row, HTML, a quote, a
+# heading, a container or template tag, a fence), not the next line of a paragraph.
+_BLOCK_START = re.compile(rb"[ \t]*(?:[-*+][ \t]|\d+[.)][ \t]|[|<>#:{]|```|~~~)")
+# A line of markup only, which no paragraph continues: a heading, HTML, a table row, a
+# container or template tag (`::: warning`, `{{< highlight >}}`), a fence.
+_MARKUP = re.compile(rb"[ \t]*(?:[|<#:{]|```|~~~)")
+# A Markdown link or image: the snippet shows its text, not its address, which may hold a
+# template's tags (`{{< relref "/commands/brpop" >}}`, `{{ site.baseurl }}/x`, `{% link %}`);
+# written as one run of plain characters between each tag and the next, so that a failed
+# match backtracks once, not once per way of splitting the run.
+_LINK = re.compile(
+    r"!?\[([^[\]\n]*)\]\([^()\s{}]*(?:(?:\{\{[^{}\n]*\}\}|\{%[^{}\n]*%\})[^()\s{}]*)*\)"
+)
 # The bytes a word is made of: ASCII letters and digits, and every byte of a character
 # outside ASCII.
 _WORD_BYTES = frozenset(
@@ -110,11 +155,13 @@ class Passage:
 @dataclass(frozen=True)
 class PageShape:
     """Where a page's sections start: their first lines, and their offsets in its UTF-8;
-    and how many lines it has (its line breaks and one)."""
+    how many lines it has (its line breaks and one); and each section's heading level (its
+    `#`s, 0 for the text before the first heading; none known: no section is another's)."""
 
     lines: tuple[int, ...]
     offsets: tuple[int, ...]
     line_count: int
+    levels: tuple[int, ...] = ()
 
 
 def read_page(
@@ -175,14 +222,20 @@ def read_page(
     if best < 0:
         return Passage(first + 1, _shown(data, begin, length))
     shown_from = starts[best]
+    if _in_code(data, fences, shown_from):
+        begun = _introduction(data, fences, shown_from)
+    else:
+        begun = _paragraph(data, fences, shown_from)
+    if 0 <= begun < shown_from and _between(data, begun, shown_from) <= HEADING_REACH:
+        best -= data.count(b"\n", begun, shown_from)
+        shown_from = begun
     section = _section_of(shape.lines, best)
     heading = shape.lines[section] - 1 if shape.lines else first
     if heading < best:
         heading_from = offsets[section] if offsets else 0
-        between = sum(
-            len(content.strip()) for content in data[heading_from:shown_from].split(b"\n")
-        )
-        if between <= HEADING_REACH:
+        if _between(data, heading_from, shown_from) <= HEADING_REACH and not _entry_between(
+            data, fences, heading_from, shown_from
+        ):
             best, shown_from = heading, heading_from
     return Passage(best + 1, _shown(data, shown_from, length))
 
@@ -217,6 +270,7 @@ def _best_line(
         * (1 + _ROUNDING)
         for number, score in base.items()
     }
+    boosted = _best_sections(shape, best_section)
     best, best_score = -1, 0.0
     for number in sorted(present, key=lambda number: (-bound[number], number)):
         if bound[number] < best_score or (bound[number] == best_score and number > best >= 0):
@@ -226,17 +280,31 @@ def _best_line(
             continue
         held = present[number]
         score = _line_score(raw.lower(), held, words, weight)
-        if _section_of(shape.lines, number) == best_section:
+        if _section_of(shape.lines, number) in boosted:
             score *= BEST_SECTION_WEIGHT
         following: set[str] = set()
         for later in range(number + 1, number + 1 + FOLLOWING_LINES):
             following |= present.get(later, set())
         score += FOLLOWING_WEIGHT * math.fsum(weight[name] for name in following - held)
-        if bisect_right(fences, starts[number] - 1) % 2:  # inside a fence
+        if _in_code(data, fences, starts[number]):
             score *= CODE_WEIGHT
         if score > best_score or (score == best_score and 0 <= number < best):
             best, best_score = number, score
     return best
+
+
+def _best_sections(shape: PageShape, best_section: int) -> frozenset[int]:
+    """The best section, and the section it is part of (the nearest before it whose heading
+    is of a higher level, without its other parts): what the page says of the subject whose
+    example or detail the best section is (`#### --fix` above `##### --fix example`)."""
+    levels = shape.levels
+    if not 0 < best_section < len(levels):
+        return frozenset([best_section])
+    level = levels[best_section]
+    for parent in range(best_section - 1, -1, -1):
+        if levels[parent] < level:
+            return frozenset([best_section, parent])
+    return frozenset([best_section])
 
 
 def _line_score(
@@ -325,3 +393,105 @@ def _shown(data: bytes, start: int, length: int) -> str:
 def _can_start(line: str) -> bool:
     stripped = line.strip()
     return bool(stripped) and not stripped.startswith(("```", "~~~", "---"))
+
+
+def _between(data: bytes, start: int, end: int) -> int:
+    """How much text (without the blanks that start and end its lines) lies from `start`
+    to `end`."""
+    return sum(len(content.strip()) for content in data[start:end].split(b"\n"))
+
+
+def _in_code(data: bytes, fences: list[int], start: int) -> bool:
+    """Whether the line starting at `start` is code: inside a fence, or of an indented
+    block."""
+    return bool(bisect_right(fences, start - 1) % 2) or _code_block(data, start) >= 0
+
+
+def _indented(line: bytes) -> bool:
+    return line.startswith((b"    ", b"\t"))
+
+
+def _previous(data: bytes, start: int) -> int:
+    """Where the line before the one starting at `start` (> 0) starts."""
+    return data.rfind(b"\n", 0, start - 1) + 1
+
+
+def _code_block(data: bytes, start: int) -> int:
+    """Where the indented code block holding the line starting at `start` starts: -1 when
+    that line is not one. A line indented by four spaces or a tab is code after a blank
+    line, unless what it follows is a list item (whose content it continues)."""
+    if not _indented(_line_at(data, start)):
+        return -1
+    block, at, blank = start, start, False
+    for _ in range(_BLOCK_LINES):
+        if not at:
+            return block if blank else -1
+        at = _previous(data, at)
+        line = _line_at(data, at)
+        if not line.strip():
+            blank = True
+        elif _indented(line):
+            block, blank = at, False
+        else:
+            return block if blank and not _LIST_ITEM.match(line) else -1
+    return block
+
+
+def _introduction(data: bytes, fences: list[int], start: int) -> int:
+    """Where the line of prose that introduces the code block holding the line starting at
+    `start` starts ("Example:", "a message is logged at startup:"); -1 when that line is no
+    code, or what its block follows is no prose (a heading, code, nothing)."""
+    index = bisect_right(fences, start - 1)
+    block = fences[index - 1] + 1 if index % 2 else _code_block(data, start)
+    if block < 0:
+        return -1
+    at = block
+    for _ in range(_BLOCK_LINES):
+        if not at:
+            break
+        at = _previous(data, at)
+        line = _line_at(data, at)
+        if not line.strip():
+            continue
+        if (
+            _HEADING.match(line)
+            or _indented(line)
+            or not _can_start(line.decode("utf-8", "replace"))
+            or bisect_right(fences, at - 1) % 2
+        ):
+            return -1
+        return at
+    return -1
+
+
+def _paragraph(data: bytes, fences: list[int], start: int) -> int:
+    """Where the paragraph holding the line starting at `start` starts: the first of the
+    lines before it, with no blank line between, that continue one another (a list item's
+    from its marker on), `_BLOCK_LINES` at most."""
+    at = start
+    for _ in range(_BLOCK_LINES):
+        if not at or _BLOCK_START.match(_line_at(data, at)):
+            return at
+        before = _previous(data, at)
+        line = _line_at(data, before)
+        if not line.strip() or _MARKUP.match(line) or bisect_right(fences, before - 1) % 2:
+            return at
+        at = before
+    return start
+
+
+def _entry_between(data: bytes, fences: list[int], start: int, end: int) -> bool:
+    """Whether a line after the one starting at `start`, and before `end`, is an entry of
+    its own: it names a word as a definition does (see `_DEFINING`), in code, bold, an
+    HTML tag or a table cell, outside a fence."""
+    at = data.find(b"\n", start) + 1
+    while 0 < at < end:
+        line = _line_at(data, at)
+        if (
+            _ENTRY.match(line)
+            and _DEFINING.match(line.lower())
+            and not bisect_right(fences, at - 1) % 2
+        ):
+            return True
+        at = data.find(b"\n", at) + 1
+    return False
