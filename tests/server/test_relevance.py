@@ -473,3 +473,21 @@ def test_a_snippet_starts_at_the_prose_that_explains_the_words_not_the_code_that
     }
     passage = _passage(page, words)
     assert page.splitlines()[passage.line - 1].startswith("The `maxAge` option")
+
+
+def test_a_one_word_name_of_a_pasted_error_counts_once_not_again_as_its_own_part() -> None:
+    # `FUNCTION` and `LOAD` are the query's words and its names; as the words they are
+    # made of too, they counted a third time for every page whose title names them.
+    prose = "Pages render on the server first and then hydrate in the browser. " * 3
+    pages = {
+        **{
+            f"/commands/function-{verb.lower()}": f"# FUNCTION {verb}\n\nA command of the "
+            f"library's functions.\n\n## `FUNCTION {verb}` reply\n\n{prose}\n"
+            for verb in ("LOAD", "DELETE", "DUMP", "LIST")
+        },
+        "/guide/functions": "# Functions\n\n" + prose * 4 + "\n\nA library that registers "
+        "none is refused: ERR No functions registered.\n",
+        **{f"/other/{n}": f"# Other {n}\n\n{prose}\n" for n in range(10)},
+    }
+    query = "FUNCTION LOAD -> (error) ERR No functions registered"
+    assert _urls(_relevance(pages), query)[0] == "/guide/functions"

@@ -4,6 +4,8 @@
 - **Names** (see `names`): each also looked up whole, among names. Where some page holds a
   name whole, the words it is made of stand for a piece of it, and weigh `PIECE_WEIGHT`
   (`--no-verify` is the name, not "no" and "verify"); where none does, they weigh fully.
+  They are looked for among the words of pages' titles' and headings' names too (`parts`),
+  but for a name of one word (`HSET`), which is already the query's word and its name.
 - **A question's own words** (see `question_words`) weigh `FILLER_WEIGHT`, unless the
   query is nothing else.
 - **Phrases**: every run of three neighbouring words (the `MAX_PHRASES` rarest), so that a
@@ -88,7 +90,11 @@ def read(text: str, counts: Counts, analyze: Callable[[str], list[str]]) -> Quer
     held = [name for name in named if counts.frequency(term(name))]
     alone = set(analyze(" ".join(chunk for chunk in text.split() if not names(chunk))))
     pieces = {word for name in held for word in analyze(words_of(name))} - alone
-    parts = tuple(dict.fromkeys(word for name in named for word in analyze(words_of(name))))
+    # A name of one word (`HSET`, `FUNCTION`) is made of itself: already the query's word
+    # and its name, it counted a third time as a part (redis's pasted errors' Hit@1 0.844,
+    # 0.875 without; the mean MRR@10 of the tuned trees 0.861, 0.866 without).
+    made_of = [analyze(words_of(name)) for name in named]
+    parts = tuple(dict.fromkeys(word for found in made_of if len(found) > 1 for word in found))
     return Query(
         words=tuple(chosen),
         names=tuple(dict.fromkeys(term(name) for name in held))[:MAX_TERMS],
