@@ -20,6 +20,7 @@ from benchmarks.search_eval import evaluate
 
 from benchmarks import http_tree
 from kinetis_mcp_docs.server.application import DocsApplication
+from kinetis_mcp_docs.server.search import relevance as relevance_module
 from kinetis_mcp_docs.server.search.index import SearchIndex
 from kinetis_mcp_docs.server.search.page_text import sections
 from kinetis_mcp_docs.server.search.passages import PageShape, Word, read_page, word_pattern
@@ -491,3 +492,28 @@ def test_a_one_word_name_of_a_pasted_error_counts_once_not_again_as_its_own_part
     }
     query = "FUNCTION LOAD -> (error) ERR No functions registered"
     assert _urls(_relevance(pages), query)[0] == "/guide/functions"
+
+
+def test_owndocs_orders_its_ties_by_the_scores_it_was_released_with(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The ties of owndocs, whose order a client may have come to rely on, are scored as
+    # before whatever the relevance ranking's weights become: its title's weight, and a
+    # one-word name read as a part of itself.
+    pages = [
+        PageText("HSET", "/commands/hset", "", (("", "Sets a field of a hash."),)),
+        PageText("Hashes", "/types/hashes", "", (("", "Write a field with `HSET key`."),)),
+    ]
+
+    def scores(sections: bool) -> list[float]:
+        snapshot = RelevanceIndex(sections=sections).changed(enumerate(pages))
+        return [found.score for found in snapshot.ranked(snapshot.read("HSET field"), 2)]
+
+    owndocs, relevance = scores(sections=False), scores(sections=True)
+    monkeypatch.setattr(relevance_module, "TITLE_WEIGHT", 5.0)
+    assert scores(sections=False) == owndocs
+    assert scores(sections=True) != relevance
+    snapshot = RelevanceIndex(sections=False).changed(enumerate(pages))
+    assert snapshot.read("HSET").parts == ("hset",)
+    snapshot = RelevanceIndex(sections=True).changed(enumerate(pages))
+    assert snapshot.read("HSET").parts == ()

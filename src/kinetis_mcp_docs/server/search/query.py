@@ -74,8 +74,16 @@ class Query:
         return 1.0
 
 
-def read(text: str, counts: Counts, analyze: Callable[[str], list[str]]) -> Query:
-    """`text` as a query, `analyze` giving the stemmed words of a text as pages are read.
+def read(
+    text: str,
+    counts: Counts,
+    analyze: Callable[[str], list[str]],
+    *,
+    one_word_parts: bool = False,
+) -> Query:
+    """`text` as a query, `analyze` giving the stemmed words of a text as pages are read;
+    with `one_word_parts`, a name of one word is a part of itself, as owndocs's ties have
+    it (see `relevance.TIES_TITLE_WEIGHT`).
 
     A lone surrogate (JSON's `"\\udfff"` is valid JSON, not Unicode) is read as U+FFFD, as
     a UTF-8 decoder reads a broken sequence: Tantivy takes only Unicode. Neither letter nor
@@ -94,7 +102,8 @@ def read(text: str, counts: Counts, analyze: Callable[[str], list[str]]) -> Quer
     # and its name, it counted a third time as a part (redis's pasted errors' Hit@1 0.844,
     # 0.875 without; the mean MRR@10 of the tuned trees 0.861, 0.866 without).
     made_of = [analyze(words_of(name)) for name in named]
-    parts = tuple(dict.fromkeys(word for found in made_of if len(found) > 1 for word in found))
+    least = 1 if one_word_parts else 2
+    parts = tuple(dict.fromkeys(word for found in made_of if len(found) >= least for word in found))
     return Query(
         words=tuple(chosen),
         names=tuple(dict.fromkeys(term(name) for name in held))[:MAX_TERMS],
