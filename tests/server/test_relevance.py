@@ -517,3 +517,26 @@ def test_owndocs_orders_its_ties_by_the_scores_it_was_released_with(
     assert snapshot.read("HSET").parts == ("hset",)
     snapshot = RelevanceIndex(sections=True).changed(enumerate(pages))
     assert snapshot.read("HSET").parts == ()
+
+
+def test_the_lines_around_a_pasted_message_weigh_less_than_the_line_naming_the_error() -> None:
+    # The banner, the version and the file linted say what failed where; the line naming
+    # the error says what to look up. The banner's words are rare, and one page's example
+    # throws them.
+    prose = "Pages render on the server first and then hydrate in the browser. " * 3
+    pages = {
+        "/rules/preserve-error": "# preserve-error\n\n```js\nthrow new Error('Oops! Something "
+        f"went wrong!', {{ cause }})\n```\n\n{prose}\n",
+        "/guide/migrate": "# Migrating rules\n\n`context.getScope()` is gone: call "
+        "`sourceCode.getScope(node)`, a function of the source code.\n",
+        **{f"/other/{n}": f"# Other {n}\n\nA function linting a file. {prose}\n" for n in range(8)},
+    }
+    paste = (
+        "Oops! Something went wrong! :(\n\nESLint: 9.9.0\n\n"
+        "TypeError: context.getScope is not a function\n"
+        "Occurred while linting /home/dev/app/src/index.js:1"
+    )
+    index = _relevance(pages)
+    assert _urls(index, paste)[0] == "/guide/migrate"
+    # Where no line names an error, or every line does, each is the message.
+    assert _urls(index, paste.replace("TypeError", "Failure"))[0] == "/rules/preserve-error"

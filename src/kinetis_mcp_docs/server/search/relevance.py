@@ -53,8 +53,8 @@ __all__ = ["PageText", "Query", "RelevanceIndex", "Snapshot", "Ties"]
 # 0.854 / 0.702 / 0.842), 2 less (0.878 / 0.810 / 0.910; 0.826 / 0.696 / 0.842), 2.75 less.
 TITLE_WEIGHT = 2.4
 # Owndocs orders its ties by these scores, without sections: with the title's weight (and
-# a one-word name a part of itself, see `query.read`) they were ordered by before, so that a
-# change made for the relevance ranking does not reorder them.
+# the query read, see `query.read`) they were ordered by before, so that a change made for
+# the relevance ranking does not reorder them.
 TIES_TITLE_WEIGHT = 2.0
 NAMES_WEIGHT = 1.0
 TITLE_NAMES_WEIGHT = 2.0
@@ -239,7 +239,7 @@ class Snapshot:
 
     def read(self, text: str) -> Query:
         """`text` read as the indexes read it (see `query.read`)."""
-        return queries.read(text, self, self._index.analyze, one_word_parts=self._sections is None)
+        return queries.read(text, self, self._index.analyze, for_ties=self._sections is None)
 
     def _page_query(self, query: Query) -> tantivy.Query | None:
         words = {word: self._word_clauses(word, query.weight(word)) for word in query.words}
