@@ -540,3 +540,26 @@ def test_the_lines_around_a_pasted_message_weigh_less_than_the_line_naming_the_e
     assert _urls(index, paste)[0] == "/guide/migrate"
     # Where no line names an error, or every line does, each is the message.
     assert _urls(index, paste.replace("TypeError", "Failure"))[0] == "/rules/preserve-error"
+
+
+def test_a_pasted_error_finds_the_page_holding_most_of_its_words_not_one_saying_a_few_often() -> (
+    None
+):
+    # The reference page of one command the message lists says its name over and over; the
+    # guide says each word of the message once, on a long page.
+    prose = "Pages render on the server first and then hydrate in the browser. " * 3
+    pages = {
+        "/commands/subscribe": "# SUBSCRIBE\n\n"
+        + "SUBSCRIBE to a channel; UNSUBSCRIBE from it. " * 4
+        + "\n",
+        "/guide/pubsub": "# Pub/sub\n\n"
+        + prose * 16
+        + "\n\nA subscribed client may only subscribe, unsubscribe, ping, quit or reset; any "
+        "other command is not allowed in this context.\n",
+        **{f"/other/{n}": f"# Other {n}\n\nA command. {prose}\n" for n in range(8)},
+    }
+    words = "Can't execute 'get': only SUBSCRIBE / UNSUBSCRIBE / PING / QUIT / RESET are allowed"
+    index = _relevance(pages)
+    assert _urls(index, f"ERR {words} in this context")[0] == "/guide/pubsub"
+    # Naming no error, the same words are ranked as any query's are.
+    assert _urls(index, f"{words} in this context")[0] == "/commands/subscribe"

@@ -70,6 +70,8 @@ class Query:
     pieces: frozenset[str] = frozenset()
     filler: frozenset[str] = frozenset()
     context: frozenset[str] = frozenset()
+    # Whether it names an error (`_LABEL`): a message pasted from a log, not a question.
+    message: bool = False
     # The query's words as it spells them, lowercased: a snippet looks for them too.
     spelled: tuple[str, ...] = ()
 
@@ -96,7 +98,8 @@ def read(
 ) -> Query:
     """`text` as a query, `analyze` giving the stemmed words of a text as pages are read;
     `for_ties`, as owndocs's ties read it, as the relevance ranking read it before (see
-    `relevance.TIES_TITLE_WEIGHT`): a name of one word a part of itself, and no context.
+    `relevance.TIES_TITLE_WEIGHT`): a name of one word a part of itself, no context, and
+    never a message.
 
     A lone surrogate (JSON's `"\\udfff"` is valid JSON, not Unicode) is read as U+FFFD, as
     a UTF-8 decoder reads a broken sequence: Tantivy takes only Unicode. Neither letter nor
@@ -126,6 +129,7 @@ def read(
         pieces=frozenset(pieces),
         filler=_filler(text, analyze),
         context=context,
+        message=not for_ties and _LABEL.search(text) is not None,
         spelled=tuple(dict.fromkeys(word.lower() for word in _RUNS.findall(text)))[:MAX_TERMS],
     )
 
