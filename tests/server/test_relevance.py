@@ -486,11 +486,11 @@ def test_a_one_word_name_of_a_pasted_error_counts_once_not_again_as_its_own_part
             f"library's functions.\n\n## `FUNCTION {verb}` reply\n\n{prose}\n"
             for verb in ("LOAD", "DELETE", "DUMP", "LIST")
         },
-        "/guide/functions": "# Functions\n\n" + prose * 4 + "\n\nA library that registers "
+        "/guide/functions": "# Functions\n\n" + prose * 2 + "\n\nA library that registers "
         "none is refused: ERR No functions registered.\n",
         **{f"/other/{n}": f"# Other {n}\n\n{prose}\n" for n in range(10)},
     }
-    query = "FUNCTION LOAD -> (error) ERR No functions registered"
+    query = "FUNCTION LOAD -> No functions registered"
     assert _urls(_relevance(pages), query)[0] == "/guide/functions"
 
 
@@ -558,8 +558,43 @@ def test_a_pasted_error_finds_the_page_holding_most_of_its_words_not_one_saying_
         "other command is not allowed in this context.\n",
         **{f"/other/{n}": f"# Other {n}\n\nA command. {prose}\n" for n in range(8)},
     }
-    words = "Can't execute 'get': only SUBSCRIBE / UNSUBSCRIBE / PING / QUIT / RESET are allowed"
+    words = "Can't execute 'get': only subscribe / unsubscribe / ping / quit / reset are allowed"
     index = _relevance(pages)
     assert _urls(index, f"ERR {words} in this context")[0] == "/guide/pubsub"
     # Naming no error, the same words are ranked as any query's are.
     assert _urls(index, f"{words} in this context")[0] == "/commands/subscribe"
+
+
+def test_a_pasted_error_finds_the_page_holding_the_name_it_names() -> None:
+    # `sourceType` is the name the message is about; the other page says two of its words
+    # in every sentence.
+    prose = "Pages render on the server first and then hydrate in the browser. " * 3
+    pages = {
+        "/guide/language-options": '# Language options\n\nSet `sourceType` to `"module"` for '
+        "ES modules.\n",
+        "/rules/sorting": "# Sorting\n\n" + "Sort the imports of a module. " * 2 + "\n",
+        **{f"/other/{n}": f"# Topic {'abcdefgh'[n]}\n\nA page. {prose}\n" for n in range(8)},
+    }
+    words = "'import' and 'export' may appear only with 'sourceType: module'"
+    index = _relevance(pages)
+    assert _urls(index, f"  1:1  error  Parsing error: {words}")[0] == "/guide/language-options"
+    # Naming no error, the same words are ranked as any query's are.
+    assert _urls(index, f"  1:1  problem  Parsing: {words}")[0] == "/rules/sorting"
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("TypeError: linter.defineRule is not a function", True),
+        ("  3:15  error  'process' is not defined  no-undef", True),
+        ("src/main.cpp(12): error C2065: 'x': undeclared identifier", True),
+        ("(error) WRONGTYPE Operation against a key", True),
+        ("[Vue warn]: Hydration node mismatch", True),
+        ("custom error page for 404 errors", False),
+        ("how do I show a warning when a prop is missing", False),
+    ],
+)
+def test_a_query_is_a_pasted_message_where_a_line_names_an_error(query: str, message: bool) -> None:
+    pages = [PageText("Errors", "/errors", "", (("", "An error page."),))]
+    snapshot = RelevanceIndex().changed(enumerate(pages))
+    assert snapshot.read(query).message is message

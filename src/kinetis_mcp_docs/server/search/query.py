@@ -41,10 +41,22 @@ CONTEXT_WEIGHT = 0.5
 COMMON_SHARE = 0.5
 COMMON_PAGES = 100
 _RUNS = re.compile(r"[^\W_]+")
-# What names an error on a line of a log: the word error, warning or fatal (`error:`,
-# `Parsing error:`, a linter's `3:12  error`, Redis's `(error)`), `ERR`, or a name ending in
-# Error, Exception or Warning (`TypeError:`).
-_LABEL = re.compile(r"(?i:\b(?:error|warning|fatal)\b)|\w(?:Error|Exception|Warning)\b|\bERR\b")
+# What names an error on a line of a log: a name ending in Error, Exception or Warning, or
+# a level (error, warn, warning, fatal) before a colon (`TypeError:`, `error:`, `Parsing
+# error:`, `[Vue warn]:`), or
+# before a code and a colon (a compiler's `error TS2304:`), or after a line and column (a
+# linter's `3:12  error`); Redis's `(error)` and `ERR`. The word alone names none: "custom
+# error page" asks a question.
+_LABEL = re.compile(
+    r"""(?:^|\s)-?(?:
+        [\w.]*(?:Error|Exception|Warning):
+      | (?i:error|warn|warning|fatal)\]?(?:\s+[A-Z]+\d+)?:
+      | \d+:\d+\s+(?i:error|warning)\b
+      | \((?i:error|warning)\)
+      | ERR\b
+    )""",
+    re.VERBOSE,
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
