@@ -20,6 +20,7 @@ from benchmarks.search_eval import evaluate
 
 from benchmarks import http_tree
 from kinetis_mcp_docs.server.application import DocsApplication
+from kinetis_mcp_docs.server.search import relevance as relevance_module
 from kinetis_mcp_docs.server.search.index import SearchIndex
 from kinetis_mcp_docs.server.search.page_text import sections
 from kinetis_mcp_docs.server.search.passages import PageShape, Word, read_page, word_pattern
@@ -629,3 +630,127 @@ def test_a_snippet_shows_a_links_text_not_an_address_written_with_template_tags(
         "## Blocking Redis implements `BRPOP` and `BLPOP`, which block while the list is "
         "empty, and `BLMOVE`."
     )
+
+
+def test_a_one_word_name_of_a_pasted_error_counts_once_not_again_as_its_own_part() -> None:
+    # `FUNCTION` and `LOAD` are the query's words and its names; as the words they are
+    # made of too, they counted a third time for every page whose title names them.
+    prose = "Pages render on the server first and then hydrate in the browser. " * 3
+    pages = {
+        **{
+            f"/commands/function-{verb.lower()}": f"# FUNCTION {verb}\n\nA command of the "
+            f"library's functions.\n\n## `FUNCTION {verb}` reply\n\n{prose}\n"
+            for verb in ("LOAD", "DELETE", "DUMP", "LIST")
+        },
+        "/guide/functions": "# Functions\n\n" + prose * 2 + "\n\nA library that registers "
+        "none is refused: ERR No functions registered.\n",
+        **{f"/other/{n}": f"# Other {n}\n\n{prose}\n" for n in range(10)},
+    }
+    query = "FUNCTION LOAD -> No functions registered"
+    assert _urls(_relevance(pages), query)[0] == "/guide/functions"
+
+
+def test_owndocs_orders_its_ties_by_the_scores_it_was_released_with(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The ties of owndocs, whose order a client may have come to rely on, are scored as
+    # before whatever the relevance ranking's weights become: its title's weight, and a
+    # one-word name read as a part of itself.
+    pages = [
+        PageText("HSET", "/commands/hset", "", (("", "Sets a field of a hash."),)),
+        PageText("Hashes", "/types/hashes", "", (("", "Write a field with `HSET key`."),)),
+    ]
+
+    def scores(sections: bool) -> list[float]:
+        snapshot = RelevanceIndex(sections=sections).changed(enumerate(pages))
+        return [found.score for found in snapshot.ranked(snapshot.read("HSET field"), 2)]
+
+    owndocs, relevance = scores(sections=False), scores(sections=True)
+    monkeypatch.setattr(relevance_module, "TITLE_WEIGHT", 5.0)
+    assert scores(sections=False) == owndocs
+    assert scores(sections=True) != relevance
+    snapshot = RelevanceIndex(sections=False).changed(enumerate(pages))
+    assert snapshot.read("HSET").parts == ("hset",)
+    snapshot = RelevanceIndex(sections=True).changed(enumerate(pages))
+    assert snapshot.read("HSET").parts == ()
+
+
+def test_the_lines_around_a_pasted_message_weigh_less_than_the_line_naming_the_error() -> None:
+    # The banner, the version and the file linted say what failed where; the line naming
+    # the error says what to look up. The banner's words are rare, and one page's example
+    # throws them.
+    prose = "Pages render on the server first and then hydrate in the browser. " * 3
+    pages = {
+        "/rules/preserve-error": "# preserve-error\n\n```js\nthrow new Error('Oops! Something "
+        f"went wrong!', {{ cause }})\n```\n\n{prose}\n",
+        "/guide/migrate": "# Migrating rules\n\n`context.getScope()` is gone: call "
+        "`sourceCode.getScope(node)`, a function of the source code.\n",
+        **{f"/other/{n}": f"# Other {n}\n\nA function linting a file. {prose}\n" for n in range(8)},
+    }
+    paste = (
+        "Oops! Something went wrong! :(\n\nESLint: 9.9.0\n\n"
+        "TypeError: context.getScope is not a function\n"
+        "Occurred while linting /home/dev/app/src/index.js:1"
+    )
+    index = _relevance(pages)
+    assert _urls(index, paste)[0] == "/guide/migrate"
+    # Where no line names an error, or every line does, each is the message.
+    assert _urls(index, paste.replace("TypeError", "Failure"))[0] == "/rules/preserve-error"
+
+
+def test_a_pasted_error_finds_the_page_holding_most_of_its_words_not_one_saying_a_few_often() -> (
+    None
+):
+    # The reference page of one command the message lists says its name over and over; the
+    # guide says each word of the message once, on a long page.
+    prose = "Pages render on the server first and then hydrate in the browser. " * 3
+    pages = {
+        "/commands/subscribe": "# SUBSCRIBE\n\n"
+        + "SUBSCRIBE to a channel; UNSUBSCRIBE from it. " * 4
+        + "\n",
+        "/guide/pubsub": "# Pub/sub\n\n"
+        + prose * 16
+        + "\n\nA subscribed client may only subscribe, unsubscribe, ping, quit or reset; any "
+        "other command is not allowed in this context.\n",
+        **{f"/other/{n}": f"# Other {n}\n\nA command. {prose}\n" for n in range(8)},
+    }
+    words = "Can't execute 'get': only subscribe / unsubscribe / ping / quit / reset are allowed"
+    index = _relevance(pages)
+    assert _urls(index, f"ERR {words} in this context")[0] == "/guide/pubsub"
+    # Naming no error, the same words are ranked as any query's are.
+    assert _urls(index, f"{words} in this context")[0] == "/commands/subscribe"
+
+
+def test_a_pasted_error_finds_the_page_holding_the_name_it_names() -> None:
+    # `sourceType` is the name the message is about; the other page says two of its words
+    # in every sentence.
+    prose = "Pages render on the server first and then hydrate in the browser. " * 3
+    pages = {
+        "/guide/language-options": '# Language options\n\nSet `sourceType` to `"module"` for '
+        "ES modules.\n",
+        "/rules/sorting": "# Sorting\n\n" + "Sort the imports of a module. " * 2 + "\n",
+        **{f"/other/{n}": f"# Topic {'abcdefgh'[n]}\n\nA page. {prose}\n" for n in range(8)},
+    }
+    words = "'import' and 'export' may appear only with 'sourceType: module'"
+    index = _relevance(pages)
+    assert _urls(index, f"  1:1  error  Parsing error: {words}")[0] == "/guide/language-options"
+    # Naming no error, the same words are ranked as any query's are.
+    assert _urls(index, f"  1:1  problem  Parsing: {words}")[0] == "/rules/sorting"
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("TypeError: linter.defineRule is not a function", True),
+        ("  3:15  error  'process' is not defined  no-undef", True),
+        ("src/main.cpp(12): error C2065: 'x': undeclared identifier", True),
+        ("(error) WRONGTYPE Operation against a key", True),
+        ("[Vue warn]: Hydration node mismatch", True),
+        ("custom error page for 404 errors", False),
+        ("how do I show a warning when a prop is missing", False),
+    ],
+)
+def test_a_query_is_a_pasted_message_where_a_line_names_an_error(query: str, message: bool) -> None:
+    pages = [PageText("Errors", "/errors", "", (("", "An error page."),))]
+    snapshot = RelevanceIndex().changed(enumerate(pages))
+    assert snapshot.read(query).message is message
