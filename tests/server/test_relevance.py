@@ -745,7 +745,7 @@ def test_a_pasted_error_finds_the_page_holding_the_name_it_names() -> None:
         ("  3:15  error  'process' is not defined  no-undef", True),
         ("src/main.cpp(12): error C2065: 'x': undeclared identifier", True),
         ("(error) WRONGTYPE Operation against a key", True),
-        ("[Vue warn]: Hydration node mismatch", True),
+        ("[app warn]: Hydration node mismatch", True),
         ("custom error page for 404 errors", False),
         ("how do I show a warning when a prop is missing", False),
     ],
