@@ -667,8 +667,8 @@ def test_the_installs_own_serve_http_without_the_extra_names_what_works_from_a_c
     assert line.startswith("kinetis-docs: serve --http needs the http extra, which this ")
     assert (
         "From a clone of kinetis-mcp-docs, install it into an environment of its own with "
-        "`python3 -m venv .venv && .venv/bin/python -m pip install '.[http]'`, run in the clone, then "
-        "run `.venv/bin/kinetis-docs serve --http` there."
+        "`python3 -m venv .venv && .venv/bin/python -m pip install '.[http]'`, run in the "
+        "clone, then run `.venv/bin/kinetis-docs serve --http` there."
     ) in line
     assert "pip install 'kinetis-mcp-docs[http]'" not in line
 
