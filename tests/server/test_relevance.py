@@ -754,3 +754,21 @@ def test_a_query_is_a_pasted_message_where_a_line_names_an_error(query: str, mes
     pages = [PageText("Errors", "/errors", "", (("", "An error page."),))]
     snapshot = RelevanceIndex().changed(enumerate(pages))
     assert snapshot.read(query).message is message
+
+
+def test_a_snippet_does_not_start_at_a_line_for_holding_a_questions_own_words() -> None:
+    # "how do I drop the cache": two lines say how the cache is dropped; the later one
+    # also says "do" and "I", rare in documentation, which outweighed the earlier one's
+    # answer. A question's own words tell no line from another: the earlier line shows.
+    filler = "Text that holds none of the words asked for.\n\n" * 6
+    page = (
+        "# Storage\n\n"
+        + filler
+        + "Run `clean` to drop the cache of rendered pages.\n\n"
+        + filler
+        + "Do I lose data when the cache is dropped? No, pages render again.\n\n"
+        + filler
+    )
+    hit = _hit({**PAGES, "/guide/storage": page}, "how do I drop the cache", "/guide/storage")
+    assert "Run `clean` to drop the cache" in hit.snippet
+    assert "Do I lose data" not in hit.snippet

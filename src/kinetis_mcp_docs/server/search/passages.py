@@ -1,6 +1,7 @@
 """Where a page answers a query: the line a snippet starts on, and the snippet.
 
-The query's words are found in the page's body where a word of the text begins with one as
+The query's words (a question's own words, `how`, `I`, `my`, are not among them: see
+`relevance`) are found in the page's body where a word of the text begins with one as
 the query spells it, or with its stem (`lazi` finds `lazy`), at most `MAX_MATCHES` times
 each; a word most pages hold (idf under `MIN_IDF`) tells no place from another and is not
 looked for. The page is read as the UTF-8 bytes it is kept as, lowercased in ASCII only

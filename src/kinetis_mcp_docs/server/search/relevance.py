@@ -420,8 +420,12 @@ class Snapshot:
     def passage_words(self, query: Query) -> dict[str, Word]:
         """The query's words (stemmed) as a snippet looks for them: each weighing its idf over
         the pages, found where a word of the text begins with it or with a query word whose
-        stem it is."""
-        rarest = query.words[:MAX_PASSAGE_WORDS]
+        stem it is. Of the `MAX_PASSAGE_WORDS` rarest, a question's own words (`how`, `I`,
+        `my`) are not looked for: rare in documentation, they would weigh as much as the
+        subject among a page's lines, and a line saying "do" or "I" is no answer (snippets
+        showing the answer on nuxt / eslint / redis from 68 / 44 / 54% to 71 / 44 / 54%;
+        looking for the 12 rarest of the others instead, 71 / 46 / 53%)."""
+        rarest = [word for word in query.words[:MAX_PASSAGE_WORDS] if word not in query.filler]
         spellings: dict[str, set[str]] = {word: {word} for word in rarest}
         for spelled in query.spelled:
             for word in self._index.analyze(spelled):
