@@ -516,6 +516,13 @@ def test_a_snippet_starts_at_the_prose_that_explains_the_words_not_the_code_that
     assert page.splitlines()[passage.line - 1].startswith("The `maxAge` option")
 
 
+# The words of a query about `KEA`, the setting's value, and "notify", a word of its name.
+_KEA_WORDS = {
+    "kea": Word(2.0, word_pattern(["kea"])),
+    "notify": Word(1.0, word_pattern(["notify"])),
+}
+
+
 def test_a_line_indented_as_code_weighs_as_code_not_as_prose() -> None:
     # Four spaces after a blank line make a Markdown code block, as a fence does: the
     # command using the words weighs half, and the sentence explaining them, later, starts
@@ -527,11 +534,7 @@ def test_a_line_indented_as_code_weighs_as_code_not_as_prose() -> None:
         + filler * 6
         + "The string `KEA` sets every class of notify-events.\n"
     )
-    words = {
-        "kea": Word(2.0, word_pattern(["kea"])),
-        "notify": Word(1.0, word_pattern(["notify"])),
-    }
-    passage = _passage(page, words)
+    passage = _passage(page, _KEA_WORDS)
     assert page.splitlines()[passage.line - 1].startswith("The string `KEA`")
 
 
@@ -543,11 +546,7 @@ def test_a_line_indented_under_a_list_item_continues_it_and_is_no_code() -> None
         + filler * 6
         + "The string `KEA` sets every class of notify-events.\n"
     )
-    words = {
-        "kea": Word(2.0, word_pattern(["kea"])),
-        "notify": Word(1.0, word_pattern(["notify"])),
-    }
-    passage = _passage(page, words)
+    passage = _passage(page, _KEA_WORDS)
     assert page.splitlines()[passage.line - 1].startswith("    the notify-events setting")
 
 
