@@ -44,6 +44,9 @@ spelled with a capital outside ASCII (`É`) is found as the page spells it, lowe
   `{% link x.md %}`): the room goes to the text that follows (snippets showing the answer
   on nuxt / eslint / redis from 68 / 44 / 52% to 68 / 44 / 53%). Its `line` is where a
   window read shows it.
+
+What a line defines, whether it is code, and where its paragraph or its block's
+introduction starts are read from Markdown's shapes in `blocks`.
 """
 
 from __future__ import annotations
@@ -55,6 +58,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .blocks import (
+    DEFINING,
+    HEADING,
+    between,
+    can_start,
+    entry_between,
+    in_code,
+    introduction,
+    line_at,
+    paragraph,
+)
 from .page_text import SNIPPET_LENGTH, clip
 
 # A line of code (inside a fence) shows a use of the words, prose explains them.
@@ -82,32 +96,9 @@ MAX_MATCHES = 32
 MIN_IDF = 0.3
 # The words a snippet of `SNIPPET_LENGTH` characters can show come from this many lines.
 _SHOWN_LINES = 12
-# What a line defines: any word of a heading, else the first word of a list item or a table
-# row, the `code` or **bold** a line starts with, or the first word inside the HTML tags a
-# line opens with (`<details><summary><code>PXAT ms</code>`, `<dt>`): snippets showing the
-# answer on redis from 41 to 46%, nuxt and eslint unchanged.
-_HEADING = re.compile(rb"\s*#{1,6}\s+(.*)")
-_DEFINING = re.compile(
-    rb"\s*(?:(?:[-*+]|\d+[.)]|\|)[`*_\s]*|(?:<[a-z][^<>\n]*>[^\S\n]*)+[`*_]*|[`*_]+)"
-    rb"([^\s`*|:,(<]+)"
-)
 # A word a list item names beside its first, joined to it by `|`, `,` or "or": the aliases
 # of one entry (`- \`placeholder\` | \`fallback\`: ...`).
 _ALIAS = re.compile(rb"[`*_]*[^\S\n]*(?:\||,|or\b)[^\S\n]*[`*_]*([^\s`*|:,(]+)")
-# How many lines before a line indented as code are read for where its block starts, and
-# before a block for the sentence introducing it: a longer run of indented lines is code.
-_BLOCK_LINES = 12
-# An entry's marked name: after a list marker or none, code, bold, an HTML tag or a table
-# cell.
-_ENTRY = re.compile(rb"[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+)?(?:`(?!``)|\*\*|__|<[a-z]|\|)")
-# A list item's first line: the indented lines after it continue it, as no code.
-_LIST_ITEM = re.compile(rb"[ \t]*(?:[-*+]|\d+[.)])[ \t]")
-# A line that starts a block of its own (a list item, a table row, HTML, a quote, a
-# heading, a container or template tag, a fence), not the next line of a paragraph.
-_BLOCK_START = re.compile(rb"[ \t]*(?:[-*+][ \t]|\d+[.)][ \t]|[|<>#:{]|```|~~~)")
-# A line of markup only, which no paragraph continues: a heading, HTML, a table row, a
-# container or template tag (`::: warning`, `{{< highlight >}}`), a fence.
-_MARKUP = re.compile(rb"[ \t]*(?:[|<#:{]|```|~~~)")
 # A Markdown link or image: the snippet shows its text, not its address, which may hold a
 # template's tags (`{{< relref "/commands/brpop" >}}`, `{{ site.baseurl }}/x`, `{% link %}`);
 # written as one run of plain characters between each tag and the next, so that a failed
@@ -223,18 +214,18 @@ def read_page(
     if best < 0:
         return Passage(first + 1, _shown(data, begin, length))
     shown_from = starts[best]
-    if _in_code(data, fences, shown_from):
-        begun = _introduction(data, fences, shown_from)
+    if in_code(data, fences, shown_from):
+        begun = introduction(data, fences, shown_from)
     else:
-        begun = _paragraph(data, fences, shown_from)
-    if 0 <= begun < shown_from and _between(data, begun, shown_from) <= HEADING_REACH:
+        begun = paragraph(data, fences, shown_from)
+    if 0 <= begun < shown_from and between(data, begun, shown_from) <= HEADING_REACH:
         best -= data.count(b"\n", begun, shown_from)
         shown_from = begun
     section = _section_of(shape.lines, best)
     heading = shape.lines[section] - 1 if shape.lines else first
     if heading < best:
         heading_from = offsets[section] if offsets else 0
-        if _between(data, heading_from, shown_from) <= HEADING_REACH and not _entry_between(
+        if between(data, heading_from, shown_from) <= HEADING_REACH and not entry_between(
             data, fences, heading_from, shown_from
         ):
             best, shown_from = heading, heading_from
@@ -276,8 +267,8 @@ def _best_line(
     for number in sorted(present, key=lambda number: (-bound[number], number)):
         if bound[number] < best_score or (bound[number] == best_score and number > best >= 0):
             break
-        raw = _line_at(data, starts[number])
-        if not _can_start(raw.decode("utf-8", "replace")):
+        raw = line_at(data, starts[number])
+        if not can_start(raw.decode("utf-8", "replace")):
             continue
         held = present[number]
         score = _line_score(raw.lower(), held, words, weight)
@@ -287,7 +278,7 @@ def _best_line(
         for later in range(number + 1, number + 1 + FOLLOWING_LINES):
             following |= present.get(later, set())
         score += FOLLOWING_WEIGHT * math.fsum(weight[name] for name in following - held)
-        if _in_code(data, fences, starts[number]):
+        if in_code(data, fences, starts[number]):
             score *= CODE_WEIGHT
         if score > best_score or (score == best_score and 0 <= number < best):
             best, best_score = number, score
@@ -317,7 +308,7 @@ def _line_score(
     score = math.fsum(weight[name] for name in held)
     defined = _defined(line, held, words)
     if defined:
-        named = HEADING_WEIGHT if _HEADING.match(line) else DEFINITION_WEIGHT
+        named = HEADING_WEIGHT if HEADING.match(line) else DEFINITION_WEIGHT
         score += (named - 1) * math.fsum(weight[name] for name in defined)
     return score
 
@@ -343,11 +334,11 @@ def _find(lowered: bytes, start: int, words: dict[str, Word]) -> list[tuple[int,
 
 def _defined(line: bytes, held: set[str], words: dict[str, Word]) -> set[str]:
     """The words of `held` that `line` (lowercased UTF-8) defines."""
-    heading = _HEADING.match(line)
+    heading = HEADING.match(line)
     if heading:
         named = heading.group(1)
     else:
-        defining = _DEFINING.match(line)
+        defining = DEFINING.match(line)
         if defining is None:
             return set()
         named = defining.group(1)
@@ -371,12 +362,6 @@ def _section_of(section_lines: Sequence[int], number: int) -> int:
     return max(0, bisect_right(section_lines, number + 1) - 1)
 
 
-def _line_at(data: bytes, start: int) -> bytes:
-    """The line of `data` that starts at `start`, without its line break."""
-    end = data.find(b"\n", start)
-    return data[start:] if end < 0 else data[start:end]
-
-
 def _shown(data: bytes, start: int, length: int) -> str:
     """The snippet of the lines of `data` from the one starting at `start`."""
     end = start
@@ -389,110 +374,3 @@ def _shown(data: bytes, start: int, length: int) -> str:
     if "](" in text:
         text = _LINK.sub(r"\1", text)
     return clip(text, length)
-
-
-def _can_start(line: str) -> bool:
-    stripped = line.strip()
-    return bool(stripped) and not stripped.startswith(("```", "~~~", "---"))
-
-
-def _between(data: bytes, start: int, end: int) -> int:
-    """How much text (without the blanks that start and end its lines) lies from `start`
-    to `end`."""
-    return sum(len(content.strip()) for content in data[start:end].split(b"\n"))
-
-
-def _in_code(data: bytes, fences: list[int], start: int) -> bool:
-    """Whether the line starting at `start` is code: inside a fence, or of an indented
-    block."""
-    return bool(bisect_right(fences, start - 1) % 2) or _code_block(data, start) >= 0
-
-
-def _indented(line: bytes) -> bool:
-    return line.startswith((b"    ", b"\t"))
-
-
-def _previous(data: bytes, start: int) -> int:
-    """Where the line before the one starting at `start` (> 0) starts."""
-    return data.rfind(b"\n", 0, start - 1) + 1
-
-
-def _code_block(data: bytes, start: int) -> int:
-    """Where the indented code block holding the line starting at `start` starts: -1 when
-    that line is not one. A line indented by four spaces or a tab is code after a blank
-    line, unless what it follows is a list item (whose content it continues)."""
-    if not _indented(_line_at(data, start)):
-        return -1
-    block, at, blank = start, start, False
-    for _ in range(_BLOCK_LINES):
-        if not at:
-            return block if blank else -1
-        at = _previous(data, at)
-        line = _line_at(data, at)
-        if not line.strip():
-            blank = True
-        elif _indented(line):
-            block, blank = at, False
-        else:
-            return block if blank and not _LIST_ITEM.match(line) else -1
-    return block
-
-
-def _introduction(data: bytes, fences: list[int], start: int) -> int:
-    """Where the line of prose that introduces the code block holding the line starting at
-    `start` starts ("Example:", "a message is logged at startup:"); -1 when that line is no
-    code, or what its block follows is no prose (a heading, code, nothing)."""
-    index = bisect_right(fences, start - 1)
-    block = fences[index - 1] + 1 if index % 2 else _code_block(data, start)
-    if block < 0:
-        return -1
-    at = block
-    for _ in range(_BLOCK_LINES):
-        if not at:
-            break
-        at = _previous(data, at)
-        line = _line_at(data, at)
-        if not line.strip():
-            continue
-        if (
-            _HEADING.match(line)
-            or _indented(line)
-            or not _can_start(line.decode("utf-8", "replace"))
-            or bisect_right(fences, at - 1) % 2
-        ):
-            return -1
-        return at
-    return -1
-
-
-def _paragraph(data: bytes, fences: list[int], start: int) -> int:
-    """Where the paragraph holding the line starting at `start` starts: the first of the
-    lines before it, with no blank line between, that continue one another (a list item's
-    from its marker on), `_BLOCK_LINES` at most."""
-    at = start
-    for _ in range(_BLOCK_LINES):
-        if not at or _BLOCK_START.match(_line_at(data, at)):
-            return at
-        before = _previous(data, at)
-        line = _line_at(data, before)
-        if not line.strip() or _MARKUP.match(line) or bisect_right(fences, before - 1) % 2:
-            return at
-        at = before
-    return start
-
-
-def _entry_between(data: bytes, fences: list[int], start: int, end: int) -> bool:
-    """Whether a line after the one starting at `start`, and before `end`, is an entry of
-    its own: it names a word as a definition does (see `_DEFINING`), in code, bold, an
-    HTML tag or a table cell, outside a fence."""
-    at = data.find(b"\n", start) + 1
-    while 0 < at < end:
-        line = _line_at(data, at)
-        if (
-            _ENTRY.match(line)
-            and _DEFINING.match(line.lower())
-            and not bisect_right(fences, at - 1) % 2
-        ):
-            return True
-        at = data.find(b"\n", at) + 1
-    return False
