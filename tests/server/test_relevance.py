@@ -20,6 +20,7 @@ from benchmarks.search_eval import evaluate
 
 from benchmarks import http_tree
 from kinetis_mcp_docs.server.application import DocsApplication
+from kinetis_mcp_docs.server.search import bounds
 from kinetis_mcp_docs.server.search import relevance as relevance_module
 from kinetis_mcp_docs.server.search.index import SearchIndex
 from kinetis_mcp_docs.server.search.relevance import PageText, Query, RelevanceIndex
@@ -378,6 +379,31 @@ def test_the_lines_around_a_pasted_message_weigh_less_than_the_line_naming_the_e
     assert _urls(index, paste)[0] == "/guide/migrate"
     # Where no line names an error, or every line does, each is the message.
     assert _urls(index, paste.replace("TypeError", "Failure"))[0] == "/rules/preserve-error"
+
+
+def test_a_pasted_log_past_the_bound_is_read_on_its_lines_and_its_context_weighs_less() -> None:
+    # A log past the bound of 32 words is ranked on its most informative words, on the
+    # lines the log writes them on: joined onto one line, as they were, no line named the
+    # error alone, and the banner and the stack frames weighed as the message did.
+    frames = "".join(
+        f"    at frame{n} (/home/dev/app/node_modules/package{n}/lib/part{n}.js:{n}:7)\n"
+        for n in range(12)
+    )
+    paste = (
+        "Oops! Something went wrong! :(\n\nESLint: 9.9.0\n\n"
+        "TypeError: context.getScope is not a function\n" + frames
+    )
+    index = relevance_index()
+    hits = index.search(paste, 5)
+    assert hits.terms_used == 32
+    pages = [PageText("Errors", "/errors", "", (("", "Oops, a function of the scope."),))]
+    snapshot = RelevanceIndex().changed(enumerate(pages))
+    text, _ = bounds.bounded(paste, snapshot.informative)
+    read = snapshot.read(text)
+    assert read.message
+    assert {"oop", "eslint"} <= read.context
+    assert not {"function", "scope"} & read.context
+    assert read.weight("oop") < read.weight("function")
 
 
 def test_a_pasted_error_finds_the_page_holding_most_of_its_words_not_one_saying_a_few_often() -> (

@@ -88,6 +88,13 @@ def test_a_query_past_the_bound_keeps_its_most_informative_words_in_its_order() 
     assert kept == [*filler[:20], "common", "Useful", "rare", *filler[20:29]]
 
 
+def test_a_query_past_the_bound_keeps_its_words_on_the_lines_it_writes_them_on() -> None:
+    lines = [" ".join(f"l{line}w{n}" for n in range(12)) for line in range(4)]
+    text, used = bounds.bounded("\n".join(lines), lambda _word: 0.0)
+    assert used == 32
+    assert text.split("\n") == [lines[0], lines[1], " ".join(lines[2].split()[:8])]
+
+
 def test_a_query_past_the_bound_keeps_no_more_than_1000_characters() -> None:
     query = " ".join(["x" * 400, "y" * 400, "z" * 400, "short"])
     text, used = bounds.bounded(query, lambda _word: 0.0)

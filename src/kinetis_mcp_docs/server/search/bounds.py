@@ -7,7 +7,9 @@ splits a query) of at most `MAX_CHARACTERS` in all. A longer one, most often a l
 stack trace an agent pastes, is not refused: its first `LEADING_WORDS` different words are
 read, the most informative of them kept within the bound (a word's rarest term over the
 pages; a question's own words, and words no page holds, the least), and it is ranked on
-those, in the query's order, as written. The result then says how many words it used.
+those, in the query's order, as written, on the lines it writes them on: a pasted log's
+lines tell its message from the command, banner and stack frames around it (see
+`query`). The result then says how many words it used.
 
 Reading a query costs a look-up per different word of its leading part and nothing for
 the rest: a 2 MiB query costs what one of `LEADING_WORDS` words does.
@@ -40,29 +42,42 @@ def bounded(query: str, informative: Callable[[str], float]) -> tuple[str, int |
     """
     if within(query):
         return query, None
-    first: dict[str, str] = {}  # a word lowercased -> as the query first writes it
-    for word in _leading(query):
-        first.setdefault(word.lower(), word)
+    # A word lowercased -> as the query first writes it, and the line it is on.
+    first: dict[str, tuple[str, int]] = {}
+    for number, written_line in enumerate(_leading(query).split("\n")):
+        for word in written_line.split():
+            lowered = word.lower()
+            if lowered not in first:
+                first[lowered] = (word, number)
+                if len(first) == LEADING_WORDS:
+                    break
         if len(first) == LEADING_WORDS:
             break
-    rated = sorted(enumerate(first.values()), key=lambda item: (-informative(item[1]), item[0]))
-    kept: list[tuple[int, str]] = []
+    rated = sorted(enumerate(first.values()), key=lambda item: (-informative(item[1][0]), item[0]))
+    kept: list[tuple[int, tuple[str, int]]] = []
     length = -1
-    for place, word in rated:
+    for place, (word, line) in rated:
         if len(kept) == MAX_WORDS:
             break
         if length + 1 + len(word) <= MAX_CHARACTERS:
-            kept.append((place, word))
+            kept.append((place, (word, line)))
             length += 1 + len(word)
     kept.sort()
-    return " ".join(word for _, word in kept), len(kept)
+    written: list[str] = []
+    last_line = -1
+    for _, (word, line) in kept:
+        if written:
+            written.append("\n" if line != last_line else " ")
+        written.append(word)
+        last_line = line
+    return "".join(written), len(kept)
 
 
-def _leading(query: str) -> list[str]:
-    """The words of `query`'s leading part: enough characters for `LEADING_WORDS` words of
-    the bound's length, the last word dropped when the cut falls inside it."""
+def _leading(query: str) -> str:
+    """`query`'s leading part: enough characters for `LEADING_WORDS` words of the bound's
+    length, without the last word when the cut falls inside it."""
     reach = (LEADING_WORDS + 1) * (_LONGEST_WORD + 1)
-    if len(query) <= reach:
-        return query.split()
-    words = query[:reach].split()
-    return words if query[reach].isspace() else words[:-1]
+    if len(query) <= reach or query[reach].isspace():
+        return query[:reach]
+    head = query[:reach].rsplit(None, 1)
+    return head[0] if len(head) == 2 else ""
