@@ -301,3 +301,27 @@ def test_a_snippet_does_not_start_at_a_line_for_holding_a_questions_own_words() 
     hit = _hit({**PAGES, "/guide/storage": page}, "how do I drop the cache", "/guide/storage")
     assert "Run `clean` to drop the cache" in hit.snippet
     assert "Do I lose data" not in hit.snippet
+
+
+def test_a_name_of_several_words_shows_where_the_page_writes_it_whole() -> None:
+    # `meta.defaultOptions`: an entry naming a plugin's `defaultOptions`, which it defines,
+    # outweighed the line writing the name whole on a page saying `meta` everywhere. That
+    # line is about the name the query writes: the snippet shows it.
+    filler = "Text that holds none of the words asked for.\n\n" * 3
+    page = (
+        "# Custom Rules\n\n"
+        + "".join(
+            f"The rule's `meta.{key}` is read when it loads.\n\n"
+            for key in ("type", "docs", "schema", "messages", "fixable", "deprecated")
+        )
+        + "## Plugin\n\n- `defaultOptions`: the default options of a plugin's processors.\n\n"
+        + filler
+        + "## Rule settings\n\n"
+        + "Rules may set `meta.defaultOptions` to values for any of their options.\n\n"
+        + filler
+    )
+    hit = _hit(
+        {**PAGES, "/extend/custom-rules": page}, "meta.defaultOptions", "/extend/custom-rules"
+    )
+    assert "Rules may set `meta.defaultOptions`" in hit.snippet
+    assert "processors" not in hit.snippet

@@ -58,6 +58,8 @@ _LABEL = re.compile(
     re.VERBOSE,
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Two words joined in a name by what is no part of a word (`.`, `:`, `-`, `/`).
+_JOINED = re.compile(r"[^\W_][^\w$]+[^\W_]")
 
 
 class Counts(Protocol):
@@ -86,6 +88,9 @@ class Query:
     message: bool = False
     # The query's words as it spells them, lowercased: a snippet looks for them too.
     spelled: tuple[str, ...] = ()
+    # Its names of several words that some page holds, as it writes them
+    # (`languageOptions.globals`, `app:error`): a snippet looks for them whole.
+    whole: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.words or self.names)
@@ -143,6 +148,7 @@ def read(
         context=context,
         message=not for_ties and _LABEL.search(text) is not None,
         spelled=tuple(dict.fromkeys(word.lower() for word in _RUNS.findall(text)))[:MAX_TERMS],
+        whole=tuple(dict.fromkeys(name for name in held if _JOINED.search(name))),
     )
 
 
