@@ -248,6 +248,36 @@ def test_the_ties_of_a_search_are_ordered_as_a_search_filtered_to_them_orders_th
     assert 0 < len(filtered_searches) < trials
 
 
+@pytest.mark.parametrize("sections", [False, True])
+def test_a_search_filtered_to_some_pages_scores_them_as_a_search_of_every_page_does(
+    sections: bool,
+) -> None:
+    # Sets of a few pages and of more than a search asks for one by one (see
+    # `relevance._pages`): each page scores what it does among every page.
+    rng = random.Random(41)
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta"]
+    pages = [
+        PageText(
+            title=rng.choice(words),
+            url=f"/p{slot}",
+            description="",
+            sections=tuple(
+                (rng.choice(words), " ".join(rng.choices(words, k=rng.randint(1, 12))))
+                for _ in range(rng.randint(1, 3))
+            ),
+        )
+        for slot in range(700)
+    ]
+    snapshot = RelevanceIndex(sections=sections).changed(enumerate(pages))
+    for size in (1, 3, 40, relevance_module._PAGES_ONE_BY_ONE + 1, 650):
+        query = snapshot.read(" ".join(rng.sample(words, 2)))
+        every = {found.slot: found.score for found in snapshot.ranked(query, len(pages))}
+        among = rng.sample(range(len(pages)), size)
+        found = {found.slot: found.score for found in snapshot.ranked(query, size, among)}
+        assert set(found) == {slot for slot in among if slot in every}
+        assert found == pytest.approx({slot: every[slot] for slot in found})
+
+
 def _top(
     scores: dict[int, float], among: list[int], limit: int, rank: list[int]
 ) -> list[tuple[int, float]]:

@@ -3,11 +3,14 @@ page's words, and a long query cut to its most informative leading words."""
 
 from __future__ import annotations
 
+import random
+import re
 import time
 
 import pytest
 
 from kinetis_mcp_docs.server.search import bounds
+from kinetis_mcp_docs.server.search import names as name_reading
 from kinetis_mcp_docs.server.search.index import SearchIndex
 from kinetis_mcp_docs.server.search.names import code_spans, names, words_of
 from kinetis_mcp_docs.server.search.page_text import without_link_targets
@@ -28,6 +31,18 @@ from kinetis_mcp_docs.server.search.question_words import is_question_word
 )
 def test_a_name_is_one_term_whichever_way_it_is_written(text: str, found: list[str]) -> None:
     assert names(text) == found
+
+
+def test_names_are_found_wherever_the_name_pattern_finds_them_in_the_whole_text() -> None:
+    # Names are looked for only in the runs of characters that can hold one (not in plain
+    # words or numbers): what they find must be what the pattern finds tried at every
+    # character, whatever surrounds a name.
+    anywhere = re.compile(name_reading._NAME.pattern, re.VERBOSE)
+    alphabet = "aAbZz09_$.:/#@->- \n\t(é∂İ١`"
+    chosen = random.Random(37)
+    for _ in range(20_000):
+        text = "".join(chosen.choice(alphabet) for _ in range(chosen.randint(0, 24)))
+        assert name_reading.written(text) == anywhere.findall(text), text
 
 
 def test_words_numbers_and_positions_in_a_log_are_no_names() -> None:

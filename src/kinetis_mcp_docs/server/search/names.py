@@ -37,6 +37,14 @@ _NAME = re.compile(
     )""",
     re.VERBOSE,
 )
+# The runs of a text's characters a name can hold, but those no name is found in: a word of
+# small letters with or without a capital first ("Remarks") or a run of digits. The name
+# pattern is tried where one of these starts, which is what a name's own bounds allow
+# (blanks joining them): it tried at every character of a heading's words, as costly as
+# the words are long, where most of them are words and none of them a name.
+_MAY_HOLD_NAMES = re.compile(
+    r"(?<![\w$.:/#@>-])(?![A-Z]?[a-z]*(?![\w$.:/#@>-]))(?!\d+(?![\w$.:/#@>-]))[\w$.:/#@>-]+"
+)
 _RUNS = re.compile(r"[^\W_]+")
 _NOT_IN_TERM = re.compile(r"[^\w\s]|_")
 # What separates the tokens of a line of code: blanks, brackets, quotes and operators.
@@ -51,7 +59,7 @@ _CAPITAL_INSIDE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 def written(text: str) -> list[str]:
     """The names `text` writes, in order, as it writes them."""
-    return _NAME.findall(text)
+    return _NAME.findall(" ".join(_MAY_HOLD_NAMES.findall(text)))
 
 
 def names(text: str) -> list[str]:
@@ -60,9 +68,9 @@ def names(text: str) -> list[str]:
 
 
 def terms(text: str) -> str:
-    """`names(text)` as one text, the terms separated by blanks: two passes of the regular
-    expression engine over `text`, and none of the interpreter's a name."""
-    return _NOT_IN_TERM.sub("", " ".join(_NAME.findall(text))).lower()
+    """`names(text)` as one text, the terms separated by blanks: three passes of the
+    regular expression engine over `text`, and none of the interpreter's a name."""
+    return _NOT_IN_TERM.sub("", " ".join(written(text))).lower()
 
 
 def span_terms(code: str) -> str:
@@ -93,5 +101,5 @@ def words_of(name: str) -> str:
 
 def terms_and_words(text: str) -> tuple[str, str]:
     """`terms(text)`, and the words its names are made of (`words_of`), in one reading."""
-    found = " ".join(_NAME.findall(text))
+    found = " ".join(written(text))
     return _NOT_IN_TERM.sub("", found).lower(), words_of(found)

@@ -99,6 +99,9 @@ RERANKED = 40
 _SECTIONS_READ = 4
 # Terms whose document counts a searcher remembers (a term's are a few integers).
 _REMEMBERED_TERMS = 65_536
+# Up to how many pages a search filtered to them asks for each page's term (see `_pages`):
+# the two ways cost alike at 300 to 600 pages of 10,000.
+_PAGES_ONE_BY_ONE = 256
 # How many of the whole index's best pages a `Ties` reads, per page asked for (PAGE_HITS
 # at least), before it asks for a search filtered to the pages of a tie instead.
 _TIES_READ = 4
@@ -208,7 +211,7 @@ class _Side:
     def found(self, query: tantivy.Query, count: int, among: list[int] | None) -> list[Ranked]:
         """The best `count` documents for `query` (of the pages `among`), best first."""
         if among is not None:
-            chosen = tantivy.Query.term_set_query(self.schema, "page", among)
+            chosen = _pages(self.schema, among)
             query = tantivy.Query.boolean_query(
                 [
                     (tantivy.Occur.Must, query),
@@ -462,6 +465,18 @@ class Snapshot:
     def title_words(self, title: str) -> frozenset[str]:
         """The words of a title, as `passage_words` names them."""
         return frozenset(self._index.analyze(title))
+
+
+def _pages(schema: tantivy.Schema, slots: list[int]) -> tantivy.Query:
+    """The documents of the pages `slots`: for a few pages, any of each page's term, which
+    Tantivy answered in a third to a half of the time its set of terms took for the 40
+    pages reranked by their sections (0.4 ms a search over 10,000 pages, most of a
+    section search's cost); for many, the set of terms, which gathers them faster."""
+    if len(slots) > _PAGES_ONE_BY_ONE:
+        return tantivy.Query.term_set_query(schema, "page", slots)
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "page", slot)) for slot in slots]
+    )
 
 
 def _term(schema: tantivy.Schema, field: str, term: str, weight: float) -> tantivy.Query:
