@@ -146,3 +146,21 @@ def test_a_questions_one_rare_word_does_not_outweigh_the_page_holding_the_rest_o
         **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(6)},
     }
     assert _first(pages, "how do I skip the output folder entirely") == "/guide/ignore"
+
+
+def test_an_identifier_and_a_keyword_find_the_page_holding_the_rare_keyword() -> None:
+    # Not a question: `swr` is what is asked about, however rare, and the pages saying
+    # `routeRules` most often do not say it.
+    pages = {
+        "/guide/rendering": "# Rendering modes\n\nEach route may render differently: with "
+        "`swr` a page is cached and revalidated, as routeRules say. " + PROSE * 2 + "\n",
+        **{
+            f"/api/config-{n}": f"# Config {n}\n\nDefine it in the config: "
+            + "`routeRules` map a route to its rules. " * 3
+            + PROSE
+            + "\n"
+            for n in range(3)
+        },
+        **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(8)},
+    }
+    assert _first(pages, "routeRules swr") == "/guide/rendering"

@@ -11,7 +11,8 @@
 - **A pasted log's context** (see `_context`): where some of its lines name an error, the
   words only the others hold weigh `CONTEXT_WEIGHT`, and make no phrase.
 - **A question's rare words** weigh less, and its common ones more (`_leveled`): where the
-  query names no error, each word's idf is pulled halfway toward the mean of its words'.
+  query is prose (holds a question's own word) and names no error, each word's idf is
+  pulled halfway toward the mean of its words'.
 - **Phrases**: every run of three neighbouring words (the `MAX_PHRASES` rarest), so that a
   pasted error message finds the page that quotes it. A phrase of words most pages hold is
   not asked for (`_telling`): Tantivy checks a phrase position by position on every page
@@ -39,13 +40,14 @@ FILLER_WEIGHT = 0.3
 # eslint's MRR@10 0.818 (its pasted errors' 0.777), at full weight 0.811 (0.760); nuxt and
 # redis, whose pasted errors are one line each, alike.
 CONTEXT_WEIGHT = 0.5
-# A word of a query naming no error is ranked on its idf times (the mean idf of the query's
-# words / its idf) ** LEVELING: the geometric mean of the two at 0.5. A question's rarest
-# word is most often one of its asker's (a word of the situation, "blows up", "epoch"), not
-# of the page answering, which holds more of its words: a page saying one rare word outranked
-# it. Measured on nuxt / eslint / redis, MRR@10 0.883 / 0.842 / 0.939 (questions 0.861 /
-# 0.754 / 0.874) against 0.888 / 0.831 / 0.921 (0.854 / 0.702 / 0.842) at 0; 0.4 alike,
-# 0.75 and 1 less (nuxt 0.857, 0.823), and a steeper idf (-0.5 to -2) less on every tree.
+# A word of a query in prose naming no error is ranked on its idf times (the mean idf of the
+# query's words / its idf) ** LEVELING: the geometric mean of the two at 0.5. A question's
+# rarest word is most often the asker's (a word of the situation, "blows up", "epoch"), not
+# the answer's, which holds more of its words: a page saying the one rare word outranked it.
+# MRR@10 on nuxt / eslint / redis 0.893 / 0.848 / 0.938 (questions 0.861 / 0.754 / 0.874)
+# against 0.888 / 0.831 / 0.921 (0.854 / 0.702 / 0.842) at 0. Leveling every query naming no
+# error, identifiers too (`routeRules swr`): 0.883 / 0.842 / 0.939. At 0.4 alike, at 0.75
+# and 1 less (nuxt 0.857, 0.823); idf made steeper rather than flatter, less on every tree.
 LEVELING = 0.5
 # A phrase all of whose words are on more than this share of the pages, and on more than
 # `COMMON_PAGES`, is not asked for.
@@ -158,7 +160,9 @@ def read(
         for word in chosen
         if rarity[word] and word not in pieces and word not in filler and word not in context
     ]
-    leveled = not for_ties and not message
+    # Only a query written in prose (it holds a question's own word: "how", "the", "a"): an
+    # identifier's words and a message's are what it says, rare or not.
+    leveled = not for_ties and not message and bool(filler)
     return Query(
         words=tuple(chosen),
         names=tuple(dict.fromkeys(term(name) for name in held))[:MAX_TERMS],
