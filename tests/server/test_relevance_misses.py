@@ -1,6 +1,6 @@
 """The relevance ranking's classes of misses (issue 37), each on a small tree of its own:
 names kept whole, links not counted as a page's words, a question's own words, one title
-word, and a pasted paragraph."""
+word, a pasted paragraph, and a question's one rare word."""
 
 from __future__ import annotations
 
@@ -128,3 +128,39 @@ def test_a_pasted_paragraph_of_60_words_is_answered_on_its_telling_words() -> No
     hits = SearchIndex("relevance").changed(pages.items()).search(paragraph, 5)
     assert hits.terms_used == 32
     assert hits[0].url == "/guide/pool"
+
+
+def test_a_questions_one_rare_word_does_not_outweigh_the_page_holding_the_rest_of_it() -> None:
+    # "entirely" is the asker's word, on one page of release notes; the page answering says
+    # "skip", "output" and "folder", each of which several pages hold.
+    pages = {
+        "/guide/ignore": "# Ignoring files\n\nTo skip a folder, list it in `ignores`: the "
+        "output folder is then skipped by every run. " + PROSE + "\n",
+        "/blog/rewrite": "# Release notes\n\nThe parser was rewritten entirely, and entirely "
+        "faster. " + PROSE + "\n",
+        **{
+            f"/guide/folders-{n}": f"# Project {n}\n\nEach folder holds pages; the output goes "
+            f"to a folder of its own, and a run may skip one. {PROSE}\n"
+            for n in range(6)
+        },
+        **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(6)},
+    }
+    assert _first(pages, "how do I skip the output folder entirely") == "/guide/ignore"
+
+
+def test_an_identifier_and_a_keyword_find_the_page_holding_the_rare_keyword() -> None:
+    # Not a question: `swr` is what is asked about, however rare, and the pages saying
+    # `routeRules` most often do not say it.
+    pages = {
+        "/guide/rendering": "# Rendering modes\n\nEach route may render differently: with "
+        "`swr` a page is cached and revalidated, as routeRules say. " + PROSE * 2 + "\n",
+        **{
+            f"/api/config-{n}": f"# Config {n}\n\nDefine it in the config: "
+            + "`routeRules` map a route to its rules. " * 3
+            + PROSE
+            + "\n"
+            for n in range(3)
+        },
+        **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(8)},
+    }
+    assert _first(pages, "routeRules swr") == "/guide/rendering"
