@@ -73,6 +73,22 @@ def test_an_options_example_section_does_not_take_the_snippet_from_the_option() 
     assert "not saved to the file system" in hit.snippet
 
 
+def test_a_snippet_comes_from_the_section_introducing_the_subject_of_sections_scoring_alike() -> (
+    None
+):
+    # Both sections say "lazy component" once; the later is a word shorter, which BM25
+    # scores a little higher (2.6%). So close a score tells neither from the other: the
+    # snippet starts at the earlier section, which introduces the subject, where the later
+    # one, the best by a hair, took it.
+    page = (
+        "# Components\n\n## Dynamic Imports\n\n"
+        "A lazy component is imported only when the page first renders it.\n\n"
+        "## Delayed Hydration\n\nA lazy component hydrates once it is visible in the window.\n"
+    )
+    hit = _hit({**PAGES, "/guide/components": page}, "lazy component", "/guide/components")
+    assert page.splitlines()[hit.line - 1] == "## Dynamic Imports"
+
+
 def _passage(page: str, words: dict[str, Word]) -> Any:
     found = sections(page)
     data = page.encode()
