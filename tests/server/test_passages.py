@@ -73,6 +73,38 @@ def test_an_options_example_section_does_not_take_the_snippet_from_the_option() 
     assert "not saved to the file system" in hit.snippet
 
 
+def test_a_snippet_comes_from_the_section_introducing_the_subject_of_sections_scoring_alike() -> (
+    None
+):
+    # Both sections say "lazy component" once; the later is a word shorter, which BM25
+    # scores a little higher (2.6%). So close a score tells neither from the other: the
+    # snippet starts at the earlier section, which introduces the subject, where the later
+    # one, the best by a hair, took it.
+    page = (
+        "# Components\n\n## Dynamic Imports\n\n"
+        "A lazy component is imported only when the page first renders it.\n\n"
+        "## Delayed Hydration\n\nA lazy component hydrates once it is visible in the window.\n"
+    )
+    hit = _hit({**PAGES, "/guide/components": page}, "lazy component", "/guide/components")
+    assert page.splitlines()[hit.line - 1] == "## Dynamic Imports"
+
+
+def test_the_pages_opening_mentioning_the_word_does_not_take_the_snippet_from_its_section() -> None:
+    # The opening text says what the whole page is about; the section telling how to use the
+    # helper is the page's best: the snippet starts there, not at the opening's mention
+    # (which won as the earlier of two lines weighing alike, the opening counted as the
+    # section's parent).
+    page = (
+        "This page explains how to use the `globalIgnores()` helper.\n\n"
+        "## Ignore Files\n\nPass patterns to the `globalIgnores()` helper in your config: "
+        "`globalIgnores()` ignores them everywhere.\n\n"
+        "## Name the Config\n\nEach configuration object may have a name.\n"
+    )
+    hit = _hit({**PAGES, "/use/ignore": page}, "globalIgnores()", "/use/ignore")
+    assert page.splitlines()[hit.line - 1] == "## Ignore Files"
+    assert "Pass patterns" in hit.snippet
+
+
 def _passage(page: str, words: dict[str, Word]) -> Any:
     found = sections(page)
     data = page.encode()

@@ -20,7 +20,8 @@ spelled with a capital outside ASCII (`É`) is found as the page spells it, lowe
   a heading `HEADING_WEIGHT` times (a heading names what its whole section is about, an
   entry one item of it); the lines of the page's best section (the index's, see
   `relevance`) and of the section it is part of (the nearest before it under a heading of
-  a higher level: an option's, above its example's) count half again, and a line of code
+  a higher level: an option's, above its example's; not the text before the first
+  heading, which introduces the whole page) count half again, and a line of code
   half as much: it shows the words in use, where the prose around explains them
   (snippets showing the answer on the tuned trees from 68 / 33 / 41% to 70 / 39 / 43%).
   A line of code is inside a fence, or indented four spaces (or a tab) after a blank
@@ -288,14 +289,17 @@ def _best_line(
 def _best_sections(shape: PageShape, best_section: int) -> frozenset[int]:
     """The best section, and the section it is part of (the nearest before it whose heading
     is of a higher level, without its other parts): what the page says of the subject whose
-    example or detail the best section is (`#### --fix` above `##### --fix example`)."""
+    example or detail the best section is (`#### --fix` above `##### --fix example`). The
+    text before the first heading is part of no section: it introduces the whole page, and
+    a line of it mentioning the word outweighed the best section's own (snippets showing the
+    answer on nuxt / eslint / redis from 76 / 49 / 55% to 76 / 50 / 55%)."""
     levels = shape.levels
     if not 0 < best_section < len(levels):
         return frozenset([best_section])
     level = levels[best_section]
     for parent in range(best_section - 1, -1, -1):
         if levels[parent] < level:
-            return frozenset([best_section, parent])
+            return frozenset([best_section, parent] if levels[parent] else [best_section])
     return frozenset([best_section])
 
 
