@@ -1,6 +1,6 @@
 """The relevance ranking's classes of misses (issue 37), each on a small tree of its own:
 names kept whole, links not counted as a page's words, a question's own words, one title
-word, a pasted paragraph, and a question's one rare word."""
+word, a pasted paragraph, a question's one rare word, and a page's opening sentence."""
 
 from __future__ import annotations
 
@@ -164,3 +164,20 @@ def test_an_identifier_and_a_keyword_find_the_page_holding_the_rare_keyword() ->
         **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(8)},
     }
     assert _first(pages, "routeRules swr") == "/guide/rendering"
+
+
+def test_a_question_finds_the_page_whose_opening_sentence_answers_it() -> None:
+    # The reference pages say every word of the question, further down and among others;
+    # the guide says most of them in the sentence that opens it, which says what it is about.
+    pages = {
+        "/guide/transactions": "# Transactions\n\nThe queued commands of a transaction still "
+        "run when one of them fails.\n\n## Usage\n\n" + PROSE * 4 + "\n",
+        **{
+            f"/commands/cmd-{n}": f"# CMD{n}\n\nReturns the value. {PROSE}\n\n## Errors\n\n"
+            f"A command fails; the rest of the queued commands still run. {PROSE * 2}\n"
+            for n in range(2)
+        },
+        **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(8)},
+    }
+    query = "if one command fails, do the rest of the queued commands still run?"
+    assert _first(pages, query) == "/guide/transactions"
