@@ -181,3 +181,31 @@ def test_a_question_finds_the_page_whose_opening_sentence_answers_it() -> None:
     }
     query = "if one command fails, do the rest of the queued commands still run?"
     assert _first(pages, query) == "/guide/transactions"
+
+
+def test_names_a_slash_lists_find_the_page_about_both_not_one_writing_them_joined() -> None:
+    # `MULTI/EXEC` is two commands; the guide about them writes each apart, and a command's
+    # page mentions the pair once, joined, in passing.
+    pages = {
+        "/guide/transactions": "# Transactions\n\n`MULTI` opens a transaction and `EXEC` "
+        "runs its queued commands, all of them, even after one fails.\n\n" + PROSE * 8 + "\n",
+        "/commands/blpop": "# BLPOP\n\nPops an element, blocking. " + PROSE + "\n\n## In a "
+        "transaction\n\nInside a `MULTI/EXEC` block it does not block. " + PROSE + "\n",
+        **{f"/commands/cmd-{n}": f"# CMD{n}\n\nA command. {PROSE}\n" for n in range(6)},
+    }
+    query = "if one command inside MULTI/EXEC fails, do the others still run?"
+    assert _first(pages, query) == "/guide/transactions"
+
+
+def test_words_joined_by_a_slash_stay_one_name() -> None:
+    # `js/recommended` is a configuration's name, not the words "js" and "recommended".
+    pages = {
+        "/use/configs": "# Configs\n\nExtend `js/recommended` for the rules every project "
+        "wants. " + PROSE + "\n",
+        **{
+            f"/guide/recommended-{n}": f"# Recommended {n}\n\nRecommended: js files, js "
+            f"tests, recommended js. {PROSE}\n"
+            for n in range(4)
+        },
+    }
+    assert _first(pages, "js/recommended") == "/use/configs"
