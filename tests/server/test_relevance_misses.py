@@ -1,6 +1,6 @@
 """The relevance ranking's classes of misses (issue 37), each on a small tree of its own:
 names kept whole, links not counted as a page's words, a question's own words, one title
-word, a pasted paragraph, and a question's one rare word."""
+word, a pasted paragraph, a question's one rare word, and a page's opening sentence."""
 
 from __future__ import annotations
 
@@ -164,3 +164,61 @@ def test_an_identifier_and_a_keyword_find_the_page_holding_the_rare_keyword() ->
         **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(8)},
     }
     assert _first(pages, "routeRules swr") == "/guide/rendering"
+
+
+def test_a_question_finds_the_page_whose_opening_sentence_answers_it() -> None:
+    # The reference pages say every word of the question, further down and among others;
+    # the guide says most of them in the sentence that opens it, which says what it is about.
+    pages = {
+        "/guide/transactions": "# Transactions\n\nThe queued commands of a transaction still "
+        "run when one of them fails.\n\n## Usage\n\n" + PROSE * 4 + "\n",
+        **{
+            f"/commands/cmd-{n}": f"# CMD{n}\n\nReturns the value. {PROSE}\n\n## Errors\n\n"
+            f"A command fails; the rest of the queued commands still run. {PROSE * 2}\n"
+            for n in range(2)
+        },
+        **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(8)},
+    }
+    query = "if one command fails, do the rest of the queued commands still run?"
+    assert _first(pages, query) == "/guide/transactions"
+
+
+def test_names_a_slash_lists_find_the_page_about_both_not_one_writing_them_joined() -> None:
+    # `MULTI/EXEC` is two commands; the guide about them writes each apart, and a command's
+    # page mentions the pair once, joined, in passing.
+    pages = {
+        "/guide/transactions": "# Transactions\n\n`MULTI` opens a transaction and `EXEC` "
+        "runs its queued commands, all of them, even after one fails.\n\n" + PROSE * 8 + "\n",
+        "/commands/blpop": "# BLPOP\n\nPops an element, blocking. " + PROSE + "\n\n## In a "
+        "transaction\n\nInside a `MULTI/EXEC` block it does not block. " + PROSE + "\n",
+        **{f"/commands/cmd-{n}": f"# CMD{n}\n\nA command. {PROSE}\n" for n in range(6)},
+    }
+    query = "if one command inside MULTI/EXEC fails, do the others still run?"
+    assert _first(pages, query) == "/guide/transactions"
+
+
+def test_words_joined_by_a_slash_stay_one_name() -> None:
+    # `js/recommended` is a configuration's name, not the words "js" and "recommended".
+    pages = {
+        "/use/configs": "# Configs\n\nExtend `js/recommended` for the rules every project "
+        "wants. " + PROSE + "\n",
+        **{
+            f"/guide/recommended-{n}": f"# Recommended {n}\n\nRecommended: js files, js "
+            f"tests, recommended js. {PROSE}\n"
+            for n in range(4)
+        },
+    }
+    assert _first(pages, "js/recommended") == "/use/configs"
+
+
+def test_a_page_opening_on_a_questions_own_words_does_not_outrank_one_on_its_subject() -> None:
+    # Both pages say the same; one opens by asking ("why should I"), the other on what the
+    # question is about (splitting the config).
+    body = PROSE + "\n\n## Files\n\nSplit the config into several files. " + PROSE + "\n"
+    asking = "Why should I split anything, and why would my team?"
+    pages = {
+        "/a/faq": f"# Splitting\n\n{asking}\n\nSplit the config too. {body}",
+        "/b/guide": f"# Splitting\n\nSplit the config too.\n\n{asking} {body}",
+        **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(8)},
+    }
+    assert _first(pages, "why should I split my config and would my team") == "/b/guide"

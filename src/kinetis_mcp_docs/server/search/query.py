@@ -1,7 +1,8 @@
 """A query as the relevance ranking reads it: its words, its names and its phrases.
 
 - **Words**: lowercased and stemmed, as a page's text is; the `MAX_TERMS` rarest.
-- **Names** (see `names`): each also looked up whole, among names. Where some page holds a
+- **Names** (see `names`): each also looked up whole, among names; names a slash lists
+  (`MULTI/EXEC`) each apart (`_unlisted`). Where some page holds a
   name whole, the words it is made of stand for a piece of it, and weigh `PIECE_WEIGHT`
   (`--no-verify` is the name, not "no" and "verify"); where none does, they weigh fully.
   They are looked for among the words of pages' titles' and headings' names too (`parts`),
@@ -73,6 +74,11 @@ _LABEL = re.compile(
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Two words joined in a name by what is no part of a word (`.`, `:`, `-`, `/`).
 _JOINED = re.compile(r"[^\W_][^\w$]+[^\W_]")
+
+
+# Words joined by slashes alone (`MULTI/EXEC`, `pub/sub`, `js/recommended`): a list of names
+# where each of them is a name by itself (see `_unlisted`).
+_SLASHED = re.compile(r"[A-Za-z]+(?:/[A-Za-z]+)+")
 
 
 class Counts(Protocol):
@@ -147,7 +153,7 @@ def read(
     words = analyze(text)
     rarity = {word: counts.frequency(word) for word in dict.fromkeys(words)}
     chosen = sorted(rarity, key=rarity.__getitem__)[:MAX_TERMS]
-    named = written(text)
+    named = written(text) if for_ties else _unlisted(written(text))
     held = [name for name in named if counts.frequency(term(name))]
     alone = set(analyze(" ".join(chunk for chunk in text.split() if not names(chunk))))
     pieces = {word for name in held for word in analyze(words_of(name))} - alone
@@ -181,6 +187,19 @@ def read(
         whole=tuple(dict.fromkeys(name for name in held if _JOINED.search(name))),
         levels=_leveled(chosen, about, rarity, counts.pages) if leveled else (),
     )
+
+
+def _unlisted(named: list[str]) -> list[str]:
+    """`named`, a name that lists names with slashes read as those names: `MULTI/EXEC` is
+    two commands, the slash saying "and", and the page about both writes them apart; the
+    one page writing them joined outranked it. Words a slash joins that are no names by
+    themselves (`js/recommended`, `pub/sub`) stay one name."""
+    found: list[str] = []
+    for name in named:
+        parts = name.split("/")
+        listed = _SLASHED.fullmatch(name) and all(written(part) == [part] for part in parts)
+        found.extend(parts if listed else [name])
+    return found
 
 
 def idf(pages: int, frequency: int) -> float:

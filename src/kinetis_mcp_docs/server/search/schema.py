@@ -12,6 +12,8 @@ Two Tantivy indexes, one document a page in the first and one a section in the s
 - **Names** (see `names`) are their own fields, `names` and `title_names`, unstemmed; and
   the words a title's or a heading's names are made of (`HeadersInit`: headers, init) are
   `parts`, so that either spelling finds the page that defines one.
+- **A page's `lead`** is its description and the first sentence of its opening paragraph
+  (`lead`): what the page says it is about, before it says anything else.
 - **A section's `text`** is the page's title, the section's heading and the section's
   text, the same weighting: a long page whose one section answers is found by that section
   (a page's BM25 divides its words by its length), which is most often where a question
@@ -24,6 +26,7 @@ the other fields keep frequencies, which is a third of the size.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import tantivy
@@ -37,6 +40,14 @@ REPEAT = {"title": 3, "description": 2, "headings": 2, "url": 0}
 # And in a section's: the page's title and the section's heading.
 SECTION_REPEAT = {"title": 1, "heading": 2}
 _LONGEST_TERM = 64
+# A lead's sentence is cut after this many words: a first "sentence" with no full stop (a
+# list, a line of options) is no summary past its opening.
+LEAD_WORDS = 60
+# What opens a block that is no prose: a code fence, a table, HTML or a component's tag, a
+# template's, a heading.
+_NOT_PROSE = ("```", "~~~", "::", "<", "|", "{", "#")
+_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _WRITER_HEAP = 50_000_000  # the writer is dropped after each commit
 
 # Field -> (analyzer, keeps positions).
@@ -46,6 +57,7 @@ PAGE_FIELDS = {
     "names": ("names", False),
     "title_names": ("names", False),
     "parts": ("words", False),
+    "lead": ("words", False),
 }
 SECTION_FIELDS = {
     "text": ("words", False),
@@ -130,6 +142,7 @@ def documents(
         names=f"{head_names} {body_names}",
         title_names=terms(page.title),
         parts=named_words,
+        lead=lead(page.description, contents),
     )
     if not sections:
         return whole, []
@@ -142,6 +155,19 @@ def documents(
         )
         for place, ((heading, _), content) in enumerate(zip(page.sections, contents, strict=True))
     ]
+
+
+def lead(description: str, sections: list[str]) -> str:
+    """A page's description and the first sentence of its first paragraph of prose (of
+    `sections`, its sections' texts in order, without their link targets), `LEAD_WORDS`
+    words at most: the sentence that says what the page is about."""
+    for text in sections:
+        for block in _PARAGRAPH_BREAK.split(text):
+            paragraph = block.strip()
+            if paragraph and not paragraph.startswith(_NOT_PROSE):
+                sentence = _SENTENCE_END.split(paragraph, maxsplit=1)[0]
+                return f"{description}\n{' '.join(sentence.split()[:LEAD_WORDS])}"
+    return description
 
 
 def _without_link_targets(texts: list[str]) -> list[str]:
