@@ -209,16 +209,3 @@ def test_words_joined_by_a_slash_stay_one_name() -> None:
         },
     }
     assert _first(pages, "js/recommended") == "/use/configs"
-
-
-def test_a_page_opening_on_a_questions_own_words_does_not_outrank_one_on_its_subject() -> None:
-    # Both pages say the same; one opens by asking ("why should I"), the other on what the
-    # question is about (splitting the config).
-    body = PROSE + "\n\n## Files\n\nSplit the config into several files. " + PROSE + "\n"
-    asking = "Why should I split anything, and why would my team?"
-    pages = {
-        "/a/faq": f"# Splitting\n\n{asking}\n\nSplit the config too. {body}",
-        "/b/guide": f"# Splitting\n\nSplit the config too.\n\n{asking} {body}",
-        **{f"/guide/other-{n}": f"# Other {n}\n\n{PROSE}\n" for n in range(8)},
-    }
-    assert _first(pages, "why should I split my config and would my team") == "/b/guide"

@@ -286,12 +286,7 @@ class Snapshot:
 
     def _page_query(self, query: Query) -> tantivy.Query | None:
         words = {
-            word: self._word_clauses(
-                word,
-                query.ranked_weight(word),
-                held=query.message,
-                lead=word not in query.filler,
-            )
+            word: self._word_clauses(word, query.ranked_weight(word), held=query.message)
             for word in query.words
         }
         names = {name: self._name_clauses(name, also_a_word=name in words) for name in query.names}
@@ -311,16 +306,10 @@ class Snapshot:
             ]
         return _any(clauses)
 
-    def _word_clauses(
-        self, word: str, weight: float, *, held: bool, lead: bool
-    ) -> list[tantivy.Query]:
+    def _word_clauses(self, word: str, weight: float, *, held: bool) -> list[tantivy.Query]:
         """A word of the query in a page's text and its title; with `held`, once more
-        `HELD_WEIGHT` of its idf where the text holds it at all; with `lead`, in its lead.
-        A question's own words are not looked for in a lead: "how" or "the" there says
-        nothing of what the page is about (the figures alike without them), and each was a
-        clause more to score (a 20-word run of prose over 10,000 pages 0.1 ms faster at the
-        median)."""
-        text, title, _, _, _, in_lead = self._pages.counts(word)
+        `HELD_WEIGHT` of its idf where the text holds it at all."""
+        text, title, _, _, _, lead = self._pages.counts(word)
         schema = self._pages.schema
         found = []
         if text:
@@ -330,8 +319,8 @@ class Snapshot:
         if title:
             rescaled = self._title_weight * self._rescaled(word, title)
             found.append(_term(schema, "title", word, weight * rescaled))
-        if lead and in_lead and self._lead_weight:
-            rescaled = self._lead_weight * self._rescaled(word, in_lead)
+        if lead and self._lead_weight:
+            rescaled = self._lead_weight * self._rescaled(word, lead)
             found.append(_term(schema, "lead", word, weight * rescaled))
         return found
 
