@@ -203,7 +203,7 @@ def test_pages_added_replaced_and_removed_are_found_exactly(
     # snapshot remembers no token's pages, or many.
     monkeypatch.setattr(bodies, "REMEMBERED", remembered)
     rng = random.Random(5)
-    alphabet = string.ascii_lowercase[:5] + "é-. "
+    alphabet = string.ascii_lowercase[:5] + "é-.\t "  # a tab: a blank no chunk holds
     pages: dict[str, str] = {}
     index = SearchIndex()
     for _ in range(30):

@@ -106,10 +106,12 @@ class Bodies:
     def copy(self) -> Bodies:
         return Bodies(self._index, self._chunks)
 
-    def add(self, slot: int, chunks: Iterable[str]) -> None:
+    def add(self, slot: int, chunks: Iterable[str]) -> str:
+        """Index the page at `slot`; its chunks as kept, joined by blanks."""
         joined = " ".join(chunks)
         self._chunks[slot] = joined.encode("utf-8", "surrogatepass")
         self._index.writer().add_document(tantivy.Document(page=slot, runs=f" {joined} "))
+        return joined
 
     def remove(self, slot: int) -> None:
         del self._chunks[slot]

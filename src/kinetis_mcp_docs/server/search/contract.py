@@ -39,9 +39,10 @@ def chunks_of(folded_body: str) -> set[str]:
     return set(folded_body.split())
 
 
-def characters_of(folded_body: str) -> set[str]:
-    """The characters of a body: every character a token can hold, and its blanks."""
-    return set(folded_body)
+def characters_of(joined_chunks: str) -> set[str]:
+    """The characters of a body, from its distinct chunks joined by blanks (`Bodies.add`'s):
+    every character a token can hold, in about half the text a body's own would read."""
+    return set(joined_chunks)
 
 
 class _Masks:
@@ -110,8 +111,8 @@ class ContractScores:
         self._title_pieces.add(_pieces(folded_title), slot)
         self._url_pieces.add(_pieces(folded_url), slot)
         self._every |= 1 << slot
-        self._characters.add(characters_of(folded_body), slot)
-        self._bodies.add(slot, chunks_of(folded_body))
+        joined = self._bodies.add(slot, chunks_of(folded_body))
+        self._characters.add(characters_of(joined), slot)
 
     def remove(self, slot: int, folded_body: str) -> None:
         """Remove the page at `slot`, whose body was `folded_body` (only on a copy)."""
@@ -119,7 +120,7 @@ class ContractScores:
         self._title_pieces.remove(_pieces(title), slot)
         self._url_pieces.remove(_pieces(url), slot)
         self._every &= ~(1 << slot)
-        self._characters.remove(characters_of(folded_body), slot)
+        self._characters.remove(characters_of(" ".join(chunks_of(folded_body))), slot)
         self._bodies.remove(slot)
 
     def settle(self) -> None:

@@ -155,7 +155,11 @@ class _Page:
         self.ascii_folds = compressed and not any(char in text for char in _TO_ASCII)
         self.folded_title = self.title.lower()
         self.folded_url = url.lower()
-        self.fallback = clip(fields.get("description") or first_paragraph(body))
+        # An owndocs snippet's text when the page holds no token of the query (relevance's
+        # snippets are read from the page's lines).
+        self.fallback = (
+            clip(fields.get("description") or first_paragraph(body)) if compressed else ""
+        )
         # Where its sections start (where the body does, when it has none), in its UTF-8.
         start = len(text) - len(body)
         self.shape = PageShape(
