@@ -100,7 +100,7 @@ class Bodies:
         self._index = index
         self._chunks: dict[int, bytes] = {} if chunks is None else dict(chunks)
         self._searcher: tantivy.Searcher | None = None
-        self._remembered: OrderedDict[str, int] = OrderedDict()
+        self._remembered: OrderedDict[str, tuple[int, bool]] = OrderedDict()
         self._remembering = threading.Lock()
 
     def copy(self) -> Bodies:
@@ -123,25 +123,33 @@ class Bodies:
     def abandon(self) -> None:
         self._index.abandoned()
 
-    def pages(self, token: str) -> int:
-        """A bitmask of the pages whose body holds `token` (lowercase, no whitespace, two
-        characters or more)."""
+    def candidates(self, token: str) -> tuple[int, bool]:
+        """A bitmask of pages holding every page whose body holds `token` (lowercase, no
+        whitespace, two characters or more), and whether it holds only those (always, for a
+        token of two or three characters); `holding` settles the others' pages."""
         with self._remembering:
             known = self._remembered.get(token)
             if known is not None:
                 self._remembered.move_to_end(token)
                 return known
-        found = self._pages(token)
+        found = self._candidates(token)
         with self._remembering:
             self._remembered[token] = found
             if len(self._remembered) > REMEMBERED:
                 self._remembered.popitem(last=False)
         return found
 
-    def _pages(self, token: str) -> int:
+    def holding(self, token: str, slots: Iterable[int]) -> int:
+        """The bitmask of the pages of `slots` whose body holds `token`: each page's chunks
+        searched for its UTF-8 (`in` on bytes, nothing copied)."""
+        encoded = token.encode("utf-8")
+        chunks = self._chunks
+        return mask_of(slot for slot in slots if encoded in chunks[slot])
+
+    def _candidates(self, token: str) -> tuple[int, bool]:
         searcher, schema = self._searcher, self._index.schema
         if searcher is None or (not token.isascii() and _SURROGATE.search(token)):
-            return 0  # a page is Unicode: it holds no lone surrogate
+            return 0, True  # a page is Unicode: it holds no lone surrogate
         if len(token) == 2:
             query = tantivy.Query.regex_query(schema, "runs", f".?{_escaped(token)}.?")
         elif len(token) == 3:
@@ -159,15 +167,11 @@ class Bodies:
             )
         hits = searcher.search(query, max(1, int(searcher.num_docs)), count=False).hits
         if not hits:
-            return 0
+            return 0, True
         slots = [
             int(slot or 0) for slot in searcher.fast_field_values("page", [a for _, a in hits])
         ]
-        if len(token) <= 3:
-            return mask_of(slots)
-        encoded = token.encode("utf-8")
-        chunks = self._chunks
-        return mask_of(slot for slot in slots if encoded in chunks[slot])
+        return mask_of(slots), len(token) <= 3
 
 
 def _escaped(text: str) -> str:
