@@ -13,6 +13,11 @@ characters and pairs of characters is kept with the bitmask of the pages holding
 token of one or two characters is answered outright, and a longer one only checked against
 the pages holding each of its pairs.
 
+A token of four characters or more is known by its candidates in bodies, a superset of the
+pages holding it: a page's count starts as if it held each, and a group of equal score is
+final only when none of its pages is a candidate still (`_groups`). So a candidate is read
+only when a group shown could hold it, which most are not.
+
 Scores are counted for every page at once, as bit planes (plane `i` holds bit `i` of every
 page's score): adding a token's weight to the pages of a bitmask is a few operations on
 whole bitmasks, and the pages of the best score left are found plane by plane, from the
