@@ -437,11 +437,16 @@ def _plain_groups(
     return groups
 
 
-def test_groups_read_only_the_pages_they_need_and_are_the_plain_scans() -> None:
+@pytest.mark.parametrize("remembered", [0, 1024])
+def test_groups_read_only_the_pages_they_need_and_are_the_plain_scans(
+    monkeypatch: pytest.MonkeyPatch, remembered: int
+) -> None:
     # Long tokens over few letters: most pages holding a token's runs of three characters do
     # not hold it, so the count a page starts from is often too high, and taken off only when
-    # a group reaches it; with small limits, most candidates are never read. Pages are added,
-    # replaced and removed between snapshots.
+    # a group reaches it; with small limits, most candidates are never read, and what a
+    # search read is remembered with the token (or nothing is) for the larger limits after.
+    # Pages are added, replaced and removed between snapshots.
+    monkeypatch.setattr(bodies, "REMEMBERED", remembered)
     rng = random.Random(37)
     letters = "abcd"
 

@@ -151,12 +151,12 @@ class ContractScores:
             weight = tokens.count(token)
             in_title = self._in_labels(token, 0, self._title_pieces.masks)
             in_url = self._in_labels(token, 1, self._url_pieces.masks) & ~in_title
-            in_body, exact = self._in_bodies(token)
+            in_body, sure = self._in_bodies(token)
             found = (in_url | in_body) & ~in_title
             counter.add(in_title, (TITLE_WEIGHT + MATCH_WEIGHT) * weight)
             counter.add(found, MATCH_WEIGHT * weight)
             scored |= in_title | found
-            doubtful = 0 if exact else found & ~in_url
+            doubtful = found & ~in_url & ~sure
             if doubtful:
                 unsettled.append((token, weight, doubtful))
         groups = []
@@ -195,7 +195,7 @@ class ContractScores:
             for token, weight, doubtful in unsettled:
                 asked = doubtful & best
                 if asked:
-                    refuted = asked & ~self._bodies.holding(token, _slots(asked))
+                    refuted = asked & ~self._bodies.holding(token, asked, _slots(asked))
                     if refuted:
                         counter.subtract(refuted, weight * MATCH_WEIGHT)
                 if doubtful & ~asked:
@@ -223,11 +223,12 @@ class ContractScores:
         labels = self._labels
         return mask_of(slot for slot in _slots(possible) if token in labels[slot][which])
 
-    def _in_bodies(self, token: str) -> tuple[int, bool]:
-        """A bitmask of pages holding every page whose body contains `token`, and whether it
-        holds only those."""
+    def _in_bodies(self, token: str) -> tuple[int, int]:
+        """A bitmask of pages holding every page whose body contains `token`, and the bitmask
+        of those of them known to."""
         if len(token) == 1:
-            return self._characters.masks.get(token, 0), True
+            found = self._characters.masks.get(token, 0)
+            return found, found
         return self._bodies.candidates(token)
 
 
