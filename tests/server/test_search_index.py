@@ -9,6 +9,7 @@ import pytest
 
 from kinetis_mcp_docs.server.search import bodies
 from kinetis_mcp_docs.server.search import index as search_index
+from kinetis_mcp_docs.server.search.contract import ContractScores
 from kinetis_mcp_docs.server.search.index import SNIPPET_LENGTH, SearchIndex, split_frontmatter
 from kinetis_mcp_docs.server.search.page_text import around, around_known, clip
 
@@ -413,3 +414,63 @@ def test_a_token_of_two_characters_of_any_kind_is_found_exactly() -> None:
             found = {hit.url for hit in index.search(token, 100)}
             scanned = {url for url, text in pages.items() if token in text or token in url}
             assert found == scanned, token
+
+
+def _plain_groups(
+    pages: dict[int, tuple[str, str, str]], query: str, limit: int
+) -> list[tuple[int, list[int]]]:
+    """`ContractScores.ranked` written as plainly as it reads: every page scored, then the
+    groups of equal score, best first, until they hold `limit` pages."""
+    tokens = query.lower().split()
+    scores: dict[int, int] = {}
+    for slot, (title, url, body) in pages.items():
+        score = 0
+        for token in tokens:
+            score += 4 * (token in title) + (token in title or token in body or token in url)
+        if score:
+            scores[slot] = score
+    groups: list[tuple[int, list[int]]] = []
+    for score in sorted(set(scores.values()), reverse=True):
+        if sum(len(slots) for _, slots in groups) >= limit:
+            break
+        groups.append((score, sorted(slot for slot, held in scores.items() if held == score)))
+    return groups
+
+
+@pytest.mark.parametrize("remembered", [0, 1024])
+def test_groups_read_only_the_pages_they_need_and_are_the_plain_scans(
+    monkeypatch: pytest.MonkeyPatch, remembered: int
+) -> None:
+    # Long tokens over few letters: most pages holding a token's runs of three characters do
+    # not hold it, so the count a page starts from is often too high, and taken off only when
+    # a group reaches it; with small limits, most candidates are never read, and what a
+    # search read is remembered with the token (or nothing is) for the larger limits after.
+    # Pages are added, replaced and removed between snapshots.
+    monkeypatch.setattr(bodies, "REMEMBERED", remembered)
+    rng = random.Random(37)
+    letters = "abcd"
+
+    def text(low: int, high: int) -> str:
+        return "".join(rng.choice(letters + "  ") for _ in range(rng.randint(low, high)))
+
+    pages: dict[int, tuple[str, str, str]] = {}
+    scores = ContractScores()
+    for _ in range(12):
+        scores = scores.copy()
+        for _ in range(rng.randint(1, 12)):
+            slot = rng.randrange(40)
+            if slot in pages:
+                scores.remove(slot, pages.pop(slot)[2])
+            if rng.random() < 0.8:
+                page = (text(0, 12), f"/{text(0, 6).replace(' ', '')}", text(0, 200))
+                pages[slot] = page
+                scores.add(slot, *page)
+        scores.settle()
+        for _ in range(40):
+            query = " ".join(
+                "".join(rng.choice(letters) for _ in range(rng.randint(1, 6)))
+                for _ in range(rng.randint(1, 5))
+            )
+            query += f" {query.split()[0]}" * rng.randint(0, 1)  # a token counted twice
+            for limit in (1, 3, 10, 100):
+                assert scores.ranked(query, limit) == _plain_groups(pages, query, limit), query

@@ -13,6 +13,11 @@ characters and pairs of characters is kept with the bitmask of the pages holding
 token of one or two characters is answered outright, and a longer one only checked against
 the pages holding each of its pairs.
 
+A token of four characters or more is known by its candidates in bodies, a superset of the
+pages holding it: a page's count starts as if it held each, and a group of equal score is
+final only when none of its pages is a candidate still (`_groups`). So a candidate is read
+only when a group shown could hold it, which most are not.
+
 Scores are counted for every page at once, as bit planes (plane `i` holds bit `i` of every
 page's score): adding a token's weight to the pages of a bitmask is a few operations on
 whole bitmasks, and the pages of the best score left are found plane by plane, from the
@@ -139,23 +144,64 @@ class ContractScores:
         tokens = query.lower().split()
         counter = _Counter()
         scored = 0
+        # A token of four characters or more whose body pages are known only as candidates
+        # (see `bodies`): each is counted as holding it, until a group reaches it (`_groups`).
+        unsettled: list[tuple[str, int, int]] = []  # (token, weight, pages that may not)
         for token in dict.fromkeys(tokens):  # a repeated token scores again, found once
             weight = tokens.count(token)
             in_title = self._in_labels(token, 0, self._title_pieces.masks)
             in_url = self._in_labels(token, 1, self._url_pieces.masks) & ~in_title
-            found = (in_url | self._in_bodies(token)) & ~in_title
+            in_body, sure = self._in_bodies(token)
+            found = (in_url | in_body) & ~in_title
             counter.add(in_title, (TITLE_WEIGHT + MATCH_WEIGHT) * weight)
             counter.add(found, MATCH_WEIGHT * weight)
             scored |= in_title | found
+            doubtful = found & ~in_url & ~sure
+            if doubtful:
+                unsettled.append((token, weight, doubtful))
         groups = []
         left = limit
-        for score, mask in counter.groups(scored):
+        for score, mask in self._groups(counter, scored, unsettled):
             slots = list(_slots(mask))
             groups.append((score, slots))
             left -= len(slots)
             if left <= 0:
                 break
         return groups
+
+    def _groups(
+        self, counter: _Counter, among: int, unsettled: list[tuple[str, int, int]]
+    ) -> Iterator[tuple[int, int]]:
+        """The pages of `among` as (score, bitmask of the pages with it), highest first.
+
+        `counter` holds each page's score as if it held every token it is a candidate for:
+        never less than its own. The pages of the highest count are a group once none of them
+        is a candidate still: every other page counts less, so scores less. Until then, the
+        pages of the highest count are looked for each token they may hold, and a token not
+        found is taken off their count. So only pages that could reach a group shown are
+        read: most candidates of a common word never are (a word every title of the first
+        group holds settles it with no page read at all)."""
+        left = among
+        while left:
+            count, best = counter.best(left)
+            asked_any = 0
+            for _, _, doubtful in unsettled:
+                asked_any |= doubtful & best
+            if not asked_any:
+                yield count, best
+                left &= ~best
+                continue
+            still = []
+            for token, weight, doubtful in unsettled:
+                asked = doubtful & best
+                if asked:
+                    refuted = asked & ~self._bodies.holding(token, asked, _slots(asked))
+                    if refuted:
+                        counter.subtract(refuted, weight * MATCH_WEIGHT)
+                if doubtful & ~asked:
+                    still.append((token, weight, doubtful & ~asked))
+            unsettled = still
+            left &= ~(asked_any & ~counter.nonzero())  # a page left holding no token
 
     def scores(self, query: str) -> dict[int, int]:
         """Every page's score for `query`, the pages scoring zero left out."""
@@ -172,18 +218,18 @@ class ContractScores:
             possible &= pieces.get(token[start : start + _PIECE], 0)
             if not possible:
                 return 0
+        # The pages found listed and made one mask at the end: a bit set a page made a new
+        # integer as wide as the site each time (a third of a 60-word paragraph's search).
         labels = self._labels
-        found = 0
-        for slot in _slots(possible):
-            if token in labels[slot][which]:
-                found |= 1 << slot
-        return found
+        return mask_of(slot for slot in _slots(possible) if token in labels[slot][which])
 
-    def _in_bodies(self, token: str) -> int:
-        """A bitmask of the pages whose body contains `token`."""
+    def _in_bodies(self, token: str) -> tuple[int, int]:
+        """A bitmask of pages holding every page whose body contains `token`, and the bitmask
+        of those of them known to."""
         if len(token) == 1:
-            return self._characters.masks.get(token, 0)
-        return self._bodies.pages(token)
+            found = self._characters.masks.get(token, 0)
+            return found, found
+        return self._bodies.candidates(token)
 
 
 def _pieces(label: str) -> set[str]:
@@ -214,17 +260,34 @@ class _Counter:
                 carry &= held
                 level += 1
 
-    def groups(self, among: int) -> Iterator[tuple[int, int]]:
-        """The pages of `among` as (count, bitmask of the pages with it), highest first."""
-        left = among
-        while left:
-            best, count = left, 0
-            for level in range(len(self.planes) - 1, -1, -1):
-                with_bit = best & self.planes[level]
-                if with_bit:
-                    best, count = with_bit, count | 1 << level
-            yield count, best
-            left &= ~best
+    def subtract(self, mask: int, weight: int) -> None:
+        """Take `weight` off the count of every page in `mask` (each counting at least that)."""
+        planes = self.planes
+        for place in range(weight.bit_length()):
+            if not weight >> place & 1:
+                continue
+            borrow, level = mask, place
+            while borrow:
+                held = planes[level]
+                planes[level] = held ^ borrow
+                borrow &= ~held
+                level += 1
+
+    def nonzero(self) -> int:
+        """The pages counting above zero."""
+        every = 0
+        for plane in self.planes:
+            every |= plane
+        return every
+
+    def best(self, among: int) -> tuple[int, int]:
+        """The highest count of the pages of `among` (not 0), and the bitmask of those."""
+        best, count = among, 0
+        for level in range(len(self.planes) - 1, -1, -1):
+            with_bit = best & self.planes[level]
+            if with_bit:
+                best, count = with_bit, count | 1 << level
+        return count, best
 
 
 def _slots(mask: int) -> Iterator[int]:
