@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 import time
+from array import array
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from kinetis_mcp_docs.server.search.passages import (
     PageShape,
     Passage,
     Word,
+    fences_of,
     read_page,
     word_pattern,
 )
@@ -418,3 +421,33 @@ def test_a_line_bounded_by_its_opening_is_chosen_as_scoring_every_line_chooses(
         with monkeypatch.context() as patched:
             patched.setattr(passages, "_most_named", lambda *_: 1e9)
             assert read(text, words, best) == bounded
+
+
+def test_a_page_keeping_its_fences_reads_as_one_that_does_not() -> None:
+    # A long page keeps where its fences are (`PageShape.fences`): the passage read with
+    # them is the one read finding them anew, over random pages of fences of both kinds,
+    # indented or not, code, headings and prose.
+    rng = random.Random(38)
+    vocabulary = ["lazy", "fetch", "option", "cache", "route", "key", "server", "the"]
+    openings = ["", "", "# ", "## ", "- ", "1. ", "    ", "  ```", "```", "~~~", " ~~~~"]
+    for _ in range(300):
+        lines = ["---", "title: T", "---", "# Title"]
+        for _ in range(rng.randint(3, 40)):
+            said = " ".join(rng.choices(vocabulary, k=rng.randint(0, 5)))
+            lines.append(rng.choice(openings) + said)
+        text = "\n".join(lines) + "\n"
+        data = text.encode()
+        found = sections(text)
+        shape = PageShape(
+            tuple(section.line for section in found),
+            tuple(section.offset for section in found),
+            text.count("\n") + 1,
+            tuple(section.level for section in found),
+        )
+        kept = replace(shape, fences=array("I", fences_of(data, shape)))
+        chosen = rng.sample(vocabulary, rng.randint(1, 3))
+        words = {word: Word(rng.uniform(0.5, 5.0), word_pattern([word])) for word in chosen}
+        best = rng.randint(-1, 3)
+        assert read_page(data, kept, data.lower(), words, best_section=best) == read_page(
+            data, shape, data.lower(), words, best_section=best
+        )

@@ -159,6 +159,16 @@ class PageShape:
     offsets: tuple[int, ...]
     line_count: int
     levels: tuple[int, ...] = ()
+    # Where its fences' lines start (`fences_of`), when read once for every search: None,
+    # read by each search.
+    fences: Sequence[int] | None = None
+
+
+def fences_of(data: bytes, shape: PageShape) -> list[int]:
+    """Where the lines opening and closing the fences of a page (its UTF-8, lowercased or
+    not: a fence holds no letter) start, from its first section's line break on."""
+    begin = shape.offsets[0] if shape.offsets else 0
+    return [found.start() for found in _FENCE.finditer(data, max(0, begin - 1))]
 
 
 def read_page(
@@ -196,7 +206,7 @@ def read_page(
             held = present[line] = set()
             starts[line] = lowered.rfind(b"\n", 0, position) + 1
         held.add(name)
-    fences = [found.start() for found in _FENCE.finditer(lowered, max(0, begin - 1))]
+    fences = fences_of(lowered, shape) if shape.fences is None else shape.fences
     held_by = Counter(name for held in present.values() for name in held)
     counted = max(1, shape.line_count - first)
     weight = {
@@ -243,7 +253,7 @@ def _best_line(
     present: dict[int, set[str]],
     *,
     starts: dict[int, int],
-    fences: list[int],
+    fences: Sequence[int],
     weight: dict[str, float],
     words: dict[str, Word],
     best_section: int,
