@@ -3,13 +3,24 @@ starts on, and what it shows, read as an agent reads them."""
 
 from __future__ import annotations
 
+import random
 import time
+from array import array
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from kinetis_mcp_docs.server.search import passages
 from kinetis_mcp_docs.server.search.page_text import sections
-from kinetis_mcp_docs.server.search.passages import PageShape, Word, read_page, word_pattern
+from kinetis_mcp_docs.server.search.passages import (
+    PageShape,
+    Passage,
+    Word,
+    fences_of,
+    read_page,
+    word_pattern,
+)
 from tests.support.search_pages import PAGES, relevance_index
 
 
@@ -357,3 +368,86 @@ def test_a_name_of_several_words_shows_where_the_page_writes_it_whole() -> None:
     )
     assert "Rules may set `meta.defaultOptions`" in hit.snippet
     assert "processors" not in hit.snippet
+
+
+def test_a_line_bounded_by_its_opening_is_chosen_as_scoring_every_line_chooses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The lines are scored most promising first, each bounded by what its first byte lets
+    # it define and by its section: the line chosen is the one scoring every line chooses
+    # (a bound too large prunes nothing), over random pages of headings, entries, tables,
+    # code and prose.
+    rng = random.Random(37)
+    vocabulary = ["lazy", "fetch", "option", "cache", "route", "key", "server", "the"]
+    openings = ["", "", "", "# ", "## ", "### ", "- ", "* ", "1. ", "| ", "<dt>", "`", "_", "  "]
+
+    def line() -> str:
+        words = rng.choices(vocabulary, k=rng.randint(1, 6))
+        if rng.random() < 0.3:
+            words[0] = f"`{words[0]}`"
+        return rng.choice(openings) + " ".join(words)
+
+    def page() -> str:
+        lines = ["# Title", ""]
+        for _ in range(rng.randint(5, 40)):
+            kind = rng.random()
+            if kind < 0.1:
+                lines += ["```js", line(), line(), "```"]
+            elif kind < 0.15:
+                lines += ["", "    " + line()]
+            else:
+                lines.append(line())
+            if rng.random() < 0.3:
+                lines.append("")
+        return "\n".join(lines) + "\n"
+
+    def read(text: str, words: dict[str, Word], best: int) -> Passage:
+        data = text.encode()
+        found = sections(text, text)
+        shape = PageShape(
+            tuple(section.line for section in found),
+            tuple(len(text[: section.offset].encode()) for section in found),
+            text.count("\n") + 1,
+            tuple(section.level for section in found),
+        )
+        return read_page(data, shape, data.lower(), words, best_section=best)
+
+    for _ in range(300):
+        text = page()
+        chosen = rng.sample(vocabulary, rng.randint(1, 4))
+        words = {word: Word(rng.uniform(0.5, 5.0), word_pattern([word])) for word in chosen}
+        best = rng.randint(-1, 4)
+        bounded = read(text, words, best)
+        with monkeypatch.context() as patched:
+            patched.setattr(passages, "_most_named", lambda *_: 1e9)
+            assert read(text, words, best) == bounded
+
+
+def test_a_page_keeping_its_fences_reads_as_one_that_does_not() -> None:
+    # A long page keeps where its fences are (`PageShape.fences`): the passage read with
+    # them is the one read finding them anew, over random pages of fences of both kinds,
+    # indented or not, code, headings and prose.
+    rng = random.Random(38)
+    vocabulary = ["lazy", "fetch", "option", "cache", "route", "key", "server", "the"]
+    openings = ["", "", "# ", "## ", "- ", "1. ", "    ", "  ```", "```", "~~~", " ~~~~"]
+    for _ in range(300):
+        lines = ["---", "title: T", "---", "# Title"]
+        for _ in range(rng.randint(3, 40)):
+            said = " ".join(rng.choices(vocabulary, k=rng.randint(0, 5)))
+            lines.append(rng.choice(openings) + said)
+        text = "\n".join(lines) + "\n"
+        data = text.encode()
+        found = sections(text)
+        shape = PageShape(
+            tuple(section.line for section in found),
+            tuple(section.offset for section in found),
+            text.count("\n") + 1,
+            tuple(section.level for section in found),
+        )
+        kept = replace(shape, fences=array("I", fences_of(data, shape)))
+        chosen = rng.sample(vocabulary, rng.randint(1, 3))
+        words = {word: Word(rng.uniform(0.5, 5.0), word_pattern([word])) for word in chosen}
+        best = rng.randint(-1, 3)
+        assert read_page(data, kept, data.lower(), words, best_section=best) == read_page(
+            data, shape, data.lower(), words, best_section=best
+        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 
 # What a line defines: any word of a heading, else the first word of a list item or a table
 # row, the `code` or **bold** a line starts with, or the first word inside the HTML tags a
@@ -56,7 +57,7 @@ def between(data: bytes, start: int, end: int) -> int:
     return sum(len(content.strip()) for content in data[start:end].split(b"\n"))
 
 
-def in_code(data: bytes, fences: list[int], start: int) -> bool:
+def in_code(data: bytes, fences: Sequence[int], start: int) -> bool:
     """Whether the line starting at `start` is code: inside a fence, or of an indented
     block."""
     return bool(bisect_right(fences, start - 1) % 2) or _code_block(data, start) >= 0
@@ -92,7 +93,7 @@ def _code_block(data: bytes, start: int) -> int:
     return block
 
 
-def introduction(data: bytes, fences: list[int], start: int) -> int:
+def introduction(data: bytes, fences: Sequence[int], start: int) -> int:
     """Where the line of prose that introduces the code block holding the line starting at
     `start` starts ("Example:", "a message is logged at startup:"); -1 when that line is no
     code, or what its block follows is no prose (a heading, code, nothing)."""
@@ -119,7 +120,7 @@ def introduction(data: bytes, fences: list[int], start: int) -> int:
     return -1
 
 
-def paragraph(data: bytes, fences: list[int], start: int) -> int:
+def paragraph(data: bytes, fences: Sequence[int], start: int) -> int:
     """Where the paragraph holding the line starting at `start` starts: the first of the
     lines before it, with no blank line between, that continue one another (a list item's
     from its marker on), `_BLOCK_LINES` at most."""
@@ -135,7 +136,7 @@ def paragraph(data: bytes, fences: list[int], start: int) -> int:
     return start
 
 
-def entry_between(data: bytes, fences: list[int], start: int, end: int) -> bool:
+def entry_between(data: bytes, fences: Sequence[int], start: int, end: int) -> bool:
     """Whether a line after the one starting at `start`, and before `end`, is an entry of
     its own: it names a word as a definition does (see `DEFINING`), in code, bold, an
     HTML tag or a table cell, outside a fence."""

@@ -93,6 +93,10 @@ HEADING_REACH = 200
 # showing the answer on nuxt / eslint / redis 67 / 43 / 41% at 32, 67 / 39 / 41% at 64,
 # 67 / 39 / 39% at 16).
 MAX_MATCHES = 32
+# What a line's first byte is when it may be a heading or an entry (`blocks.HEADING`,
+# `blocks.DEFINING`, both of which may open with blanks), and when it may be an entry only.
+_ANY_OPENING = frozenset(b" \t\n\r\x0b\x0c#")
+_ENTRY_OPENING = frozenset(b"-*+|<`_0123456789")
 # BM25's idf of a word three pages in four hold.
 MIN_IDF = 0.3
 # The words a snippet of `SNIPPET_LENGTH` characters can show come from this many lines.
@@ -155,6 +159,16 @@ class PageShape:
     offsets: tuple[int, ...]
     line_count: int
     levels: tuple[int, ...] = ()
+    # Where its fences' lines start (`fences_of`), when read once for every search: None,
+    # read by each search.
+    fences: Sequence[int] | None = None
+
+
+def fences_of(data: bytes, shape: PageShape) -> list[int]:
+    """Where the lines opening and closing the fences of a page (its UTF-8, lowercased or
+    not: a fence holds no letter) start, from its first section's line break on."""
+    begin = shape.offsets[0] if shape.offsets else 0
+    return [found.start() for found in _FENCE.finditer(data, max(0, begin - 1))]
 
 
 def read_page(
@@ -192,7 +206,7 @@ def read_page(
             held = present[line] = set()
             starts[line] = lowered.rfind(b"\n", 0, position) + 1
         held.add(name)
-    fences = [found.start() for found in _FENCE.finditer(lowered, max(0, begin - 1))]
+    fences = fences_of(lowered, shape) if shape.fences is None else shape.fences
     held_by = Counter(name for held in present.values() for name in held)
     counted = max(1, shape.line_count - first)
     weight = {
@@ -239,7 +253,7 @@ def _best_line(
     present: dict[int, set[str]],
     *,
     starts: dict[int, int],
-    fences: list[int],
+    fences: Sequence[int],
     weight: dict[str, float],
     words: dict[str, Word],
     best_section: int,
@@ -253,17 +267,23 @@ def _best_line(
     holds a word was most of a long query's snippet.
     """
     base = {number: math.fsum(weight[name] for name in held) for number, held in present.items()}
-    most = HEADING_WEIGHT * max(BEST_SECTION_WEIGHT, 1.0)
+    boosted = _best_sections(shape, best_section)
+    # Each line bounded by what it can score: boosted only in the boosted sections, and its
+    # words counting more only where its first character can open a heading or an entry.
+    # On a long page most lines holding a word are prose elsewhere: bounded as tightly,
+    # fewer of them are read and scored.
+    boost = max(BEST_SECTION_WEIGHT, 1.0)
     bound = {
         number: (
-            most * score
+            _most_named(data, starts[number])
+            * (boost if _section_of(shape.lines, number) in boosted else 1.0)
+            * score
             + FOLLOWING_WEIGHT
             * sum(base.get(later, 0.0) for later in range(number + 1, number + 1 + FOLLOWING_LINES))
         )
         * (1 + _ROUNDING)
         for number, score in base.items()
     }
-    boosted = _best_sections(shape, best_section)
     best, best_score = -1, 0.0
     for number in sorted(present, key=lambda number: (-bound[number], number)):
         if bound[number] < best_score or (bound[number] == best_score and number > best >= 0):
@@ -284,6 +304,19 @@ def _best_line(
         if score > best_score or (score == best_score and 0 <= number < best):
             best, best_score = number, score
     return best
+
+
+def _most_named(data: bytes, start: int) -> float:
+    """The most a line's words can count for what it defines (see `_line_score`), by its
+    first byte: a heading opens with `#`, an entry (`DEFINING`) with a list or table
+    marker, a digit, an HTML tag or code or emphasis; a line opening with anything else
+    defines nothing. A blank first may precede either."""
+    first = data[start] if start < len(data) else None
+    if first is None or first in _ANY_OPENING:
+        return max(HEADING_WEIGHT, DEFINITION_WEIGHT)
+    if first in _ENTRY_OPENING:
+        return DEFINITION_WEIGHT
+    return 1.0
 
 
 def _best_sections(shape: PageShape, best_section: int) -> frozenset[int]:
