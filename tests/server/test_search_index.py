@@ -460,7 +460,8 @@ def test_groups_read_only_the_pages_they_need_and_are_the_plain_scans(
         for _ in range(rng.randint(1, 12)):
             slot = rng.randrange(40)
             if slot in pages:
-                scores.remove(slot, pages.pop(slot)[2])
+                scores.remove(slot)
+                pages.pop(slot)
             if rng.random() < 0.8:
                 page = (text(0, 12), f"/{text(0, 6).replace(' ', '')}", text(0, 200))
                 pages[slot] = page

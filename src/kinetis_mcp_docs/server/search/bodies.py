@@ -116,9 +116,11 @@ class Bodies:
         self._index.writer().add_document(tantivy.Document(page=slot, runs=f" {joined} "))
         return joined
 
-    def remove(self, slot: int) -> None:
-        del self._chunks[slot]
+    def remove(self, slot: int) -> str:
+        """Remove the page at `slot`; its chunks as they were kept, joined by blanks."""
+        joined = self._chunks.pop(slot).decode("utf-8", "surrogatepass")
         self._index.writer().delete_documents_by_term("page", slot)
+        return joined
 
     def settle(self) -> None:
         self._searcher = self._index.committed()

@@ -119,14 +119,14 @@ class ContractScores:
         joined = self._bodies.add(slot, chunks_of(folded_body))
         self._characters.add(characters_of(joined), slot)
 
-    def remove(self, slot: int, folded_body: str) -> None:
-        """Remove the page at `slot`, whose body was `folded_body` (only on a copy)."""
+    def remove(self, slot: int) -> None:
+        """Remove the page at `slot` (only on a copy): its characters are read from its
+        chunks as the bodies kept them, as they were when it was added."""
         title, url = self._labels.pop(slot)
         self._title_pieces.remove(_pieces(title), slot)
         self._url_pieces.remove(_pieces(url), slot)
         self._every &= ~(1 << slot)
-        self._characters.remove(characters_of(" ".join(chunks_of(folded_body))), slot)
-        self._bodies.remove(slot)
+        self._characters.remove(characters_of(self._bodies.remove(slot)), slot)
 
     def settle(self) -> None:
         """Commit the changes since the copy, before any search."""

@@ -195,9 +195,6 @@ class _Page:
         """The UTF-8 that follows `opening_utf8()` in a compressed page."""
         return _decompressor().decompress(self.text) if self.text else b""
 
-    def folded_body(self) -> str:
-        return split_frontmatter(self.full_text())[1].lower()
-
 
 # A Zstandard context is used by one thread at a time: each thread that indexes or searches
 # keeps one of each, made once (making one costs about half a page's decompression). A
@@ -328,9 +325,9 @@ class SearchIndex:
         slot = self._slot_of.pop(url, None)
         if slot is None:
             return None
-        page = self._pages.pop(slot)
+        del self._pages[slot]
         if self._contract is not None:
-            self._contract.remove(slot, page.folded_body())
+            self._contract.remove(slot)
         self._free.append(slot)
         return slot
 
