@@ -31,6 +31,10 @@ _FENCE_LINE = re.compile(r"\n[^\S\n]*(?:```|~~~)")
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _LINE_BREAK = re.compile(f"[{_LINE_BREAKS}]")
 _TITLE_OR_FENCE = re.compile("```|~~~|# ")
+# What parts a page's paragraphs, and what opens a block that is no paragraph of prose for
+# an owndocs snippet's fallback (`first_paragraph`).
+_BLANK_LINES = re.compile(r"\n\s*\n")
+_NO_PROSE = ("#", "```", "~~~", "|", "<", "import ", "---")
 
 
 # Where a page points rather than what it says: a Markdown link's or image's target
@@ -132,11 +136,12 @@ def first_heading(body: str, span: tuple[int, int] | None) -> str:
     return "" if span is None else body[span[0] + 2 : span[1]].strip().rstrip("#").strip()
 
 
-def first_paragraph(body: str) -> str:
-    """The first paragraph of prose: not a heading, a fence, a table, an import or markup."""
-    for block in re.split(r"\n\s*\n", body):
+def first_paragraph(body: str, no_prose: tuple[str, ...] = _NO_PROSE) -> str:
+    """The first paragraph of prose: of the blocks blank lines part, the first that opens
+    with none of `no_prose` (by default a heading, a fence, a table, an import or markup)."""
+    for block in _BLANK_LINES.split(body):
         stripped = block.strip()
-        if stripped and not stripped.startswith(("#", "```", "~~~", "|", "<", "import ", "---")):
+        if stripped and not stripped.startswith(no_prose):
             return stripped
     return ""
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import tantivy
 
 from .names import code_spans, span_terms, terms, terms_and_words
-from .page_text import without_link_targets
+from .page_text import first_paragraph, without_link_targets
 
 # How many times more a field's words count in a page's text than the body's: the title
 # three times, the description and the headings twice (chosen across the tuned trees).
@@ -46,7 +46,6 @@ LEAD_WORDS = 60
 # What opens a block that is no prose: a code fence, a table, HTML or a component's tag, a
 # template's, a heading.
 _NOT_PROSE = ("```", "~~~", "::", "<", "|", "{", "#")
-_PARAGRAPH_BREAK = re.compile(r"\n[^\S\n]*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _WRITER_HEAP = 50_000_000  # the writer is dropped after each commit
 
@@ -162,11 +161,10 @@ def lead(description: str, sections: list[str]) -> str:
     `sections`, its sections' texts in order, without their link targets), `LEAD_WORDS`
     words at most: the sentence that says what the page is about."""
     for text in sections:
-        for block in _PARAGRAPH_BREAK.split(text):
-            paragraph = block.strip()
-            if paragraph and not paragraph.startswith(_NOT_PROSE):
-                sentence = _SENTENCE_END.split(paragraph, maxsplit=1)[0]
-                return f"{description}\n{' '.join(sentence.split()[:LEAD_WORDS])}"
+        paragraph = first_paragraph(text, _NOT_PROSE)
+        if paragraph:
+            sentence = _SENTENCE_END.split(paragraph, maxsplit=1)[0]
+            return f"{description}\n{' '.join(sentence.split()[:LEAD_WORDS])}"
     return description
 
 
