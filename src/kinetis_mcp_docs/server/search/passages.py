@@ -267,17 +267,16 @@ def _best_line(
     holds a word was most of a long query's snippet.
     """
     base = {number: math.fsum(weight[name] for name in held) for number, held in present.items()}
-    boosted = _best_sections(shape, best_section)
-    # Each line bounded by what it can score: boosted only in the boosted sections, and its
+    sections = _best_sections(shape, best_section)
+    boosted = {number for number in present if _section_of(shape.lines, number) in sections}
+    # Each line bounded by what it can score: boosted only in the best sections, and its
     # words counting more only where its first character can open a heading or an entry.
     # On a long page most lines holding a word are prose elsewhere: bounded as tightly,
     # fewer of them are read and scored.
     boost = max(BEST_SECTION_WEIGHT, 1.0)
     bound = {
         number: (
-            _most_named(data, starts[number])
-            * (boost if _section_of(shape.lines, number) in boosted else 1.0)
-            * score
+            _most_named(data, starts[number]) * (boost if number in boosted else 1.0) * score
             + FOLLOWING_WEIGHT
             * sum(base.get(later, 0.0) for later in range(number + 1, number + 1 + FOLLOWING_LINES))
         )
@@ -293,7 +292,7 @@ def _best_line(
             continue
         held = present[number]
         score = _line_score(raw.lower(), held, words, weight)
-        if _section_of(shape.lines, number) in boosted:
+        if number in boosted:
             score *= BEST_SECTION_WEIGHT
         following: set[str] = set()
         for later in range(number + 1, number + 1 + FOLLOWING_LINES):
