@@ -60,7 +60,13 @@ def between(data: bytes, start: int, end: int) -> int:
 def in_code(data: bytes, fences: Sequence[int], start: int) -> bool:
     """Whether the line starting at `start` is code: inside a fence, or of an indented
     block."""
-    return bool(bisect_right(fences, start - 1) % 2) or _code_block(data, start) >= 0
+    return _in_fence(fences, start) or _code_block(data, start) >= 0
+
+
+def _in_fence(fences: Sequence[int], start: int) -> bool:
+    """Whether the line starting at `start` is inside a fence, its opening line included:
+    after an odd number of `fences`."""
+    return bool(bisect_right(fences, start - 1) % 2)
 
 
 def _indented(line: bytes) -> bool:
@@ -113,7 +119,7 @@ def introduction(data: bytes, fences: Sequence[int], start: int) -> int:
             HEADING.match(line)
             or _indented(line)
             or not can_start(line.decode("utf-8", "replace"))
-            or bisect_right(fences, at - 1) % 2
+            or _in_fence(fences, at)
         ):
             return -1
         return at
@@ -130,7 +136,7 @@ def paragraph(data: bytes, fences: Sequence[int], start: int) -> int:
             return at
         before = _previous(data, at)
         line = line_at(data, before)
-        if not line.strip() or _MARKUP.match(line) or bisect_right(fences, before - 1) % 2:
+        if not line.strip() or _MARKUP.match(line) or _in_fence(fences, before):
             return at
         at = before
     return start
@@ -143,11 +149,7 @@ def entry_between(data: bytes, fences: Sequence[int], start: int, end: int) -> b
     at = data.find(b"\n", start) + 1
     while 0 < at < end:
         line = line_at(data, at)
-        if (
-            _ENTRY.match(line)
-            and DEFINING.match(line.lower())
-            and not bisect_right(fences, at - 1) % 2
-        ):
+        if _ENTRY.match(line) and DEFINING.match(line.lower()) and not _in_fence(fences, at):
             return True
         at = data.find(b"\n", at) + 1
     return False
