@@ -226,18 +226,25 @@ def test_pages_added_replaced_and_removed_are_found_exactly(
             assert found == scanned, token
 
 
+def _contract_score(title: str, url: str, body: str, tokens: list[str]) -> int:
+    """The contract's score of a page (its title, URL and body lowercased) written as
+    plainly as it reads, for comparison."""
+    score = 0
+    for token in tokens:
+        if token in title:
+            score += 4
+        if token in title or token in body or token in url:
+            score += 1
+    return score
+
+
 def _contract_scores(pages: dict[str, str], query: str) -> dict[str, int]:
-    """The contract's scoring written as plainly as it reads, for comparison."""
+    """Every page's contract score (`_contract_score`), the pages scoring zero left out."""
     scores: dict[str, int] = {}
     for url, text in pages.items():
         fields, body = split_frontmatter(text)
         title = (fields.get("title") or url).lower()
-        score = 0
-        for token in query.lower().split():
-            if token in title:
-                score += 4
-            if token in title or token in body.lower() or token in url.lower():
-                score += 1
+        score = _contract_score(title, url.lower(), body.lower(), query.lower().split())
         if score:
             scores[url] = score
     return scores
@@ -424,9 +431,7 @@ def _plain_groups(
     tokens = query.lower().split()
     scores: dict[int, int] = {}
     for slot, (title, url, body) in pages.items():
-        score = 0
-        for token in tokens:
-            score += 4 * (token in title) + (token in title or token in body or token in url)
+        score = _contract_score(title, url, body, tokens)
         if score:
             scores[slot] = score
     groups: list[tuple[int, list[int]]] = []
