@@ -4,13 +4,13 @@ word, a pasted paragraph, a question's one rare word, and a page's opening sente
 
 from __future__ import annotations
 
-from kinetis_mcp_docs.server.search.index import SearchIndex
+from tests.support.search_pages import relevance_index
 
 PROSE = "Pages render on the server first and then hydrate in the browser. " * 3
 
 
 def _first(pages: dict[str, str], query: str) -> str:
-    return SearchIndex("relevance").changed(pages.items()).search(query, 5)[0].url
+    return relevance_index(pages).search(query, 5)[0].url
 
 
 def test_an_api_reference_page_ranks_first_for_its_own_name_not_pages_about_its_words() -> None:
@@ -125,7 +125,7 @@ def test_a_pasted_paragraph_of_60_words_is_answered_on_its_telling_words() -> No
     noise = " ".join(f"req-{n:04x}" for n in range(50))
     paragraph = f"worker 3 started {noise} then PoolExhaustedError: no connection left in the pool"
     assert len(paragraph.split()) >= 60
-    hits = SearchIndex("relevance").changed(pages.items()).search(paragraph, 5)
+    hits = relevance_index(pages).search(paragraph, 5)
     assert hits.terms_used == 32
     assert hits[0].url == "/guide/pool"
 
